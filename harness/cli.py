@@ -1,0 +1,239 @@
+"""The ``harness`` command. Start-up imports only the standard library: each command imports what it needs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+TIERS = ("arch", "smoke", "budget", "full", "weights")
+
+
+def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
+    """A plain left-aligned text table."""
+
+    def cell(value: Any) -> str:
+        if value is None:
+            return "-"
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        if isinstance(value, list | tuple):
+            return ",".join(str(v) for v in value)
+        return str(value)
+
+    cells = [[cell(row.get(col)) for col in columns] for row in rows]
+    widths = [max([len(col)] + [len(r[i]) for r in cells]) for i, col in enumerate(columns)]
+    lines = ["  ".join(col.ljust(w) for col, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _emit(data: Any, as_json: bool, columns: Sequence[str] | None = None) -> None:
+    if as_json:
+        json.dump(data, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif columns is not None:
+        print(_table(data, columns))
+    else:
+        for key, value in data.items():
+            print(f"{key}: {value}")
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from harness import registry
+    from harness.claims import registered_claims
+
+    rows = [
+        {
+            "id": r.id,
+            "title": r.title,
+            "arxiv": r.arxiv,
+            "tasks": list(r.tasks),
+            "models": r.model_ids(),
+            "tiers": list(r.tiers),
+            "claims": len(registered_claims(r.id)),
+        }  # fmt: skip
+        for r in registry.reproductions().values()
+    ]
+    _emit(rows, args.json, ["id", "arxiv", "claims", "tiers", "tasks", "title"])
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from harness import registry
+
+    ids = list(registry.models())
+    if args.json:
+        _emit(ids, True)
+    else:
+        print("\n".join(ids))
+    return 0
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from harness import registry
+    from harness.errors import HarnessError
+    from harness.profile import profile_model
+
+    known = registry.models()
+    if args.model not in known:
+        raise HarnessError(f"unknown model {args.model!r}; see `harness models`")
+    profile = profile_model(known[args.model][1]).as_dict()
+    if not args.json:
+        print("(macs = multiply-adds of one forward pass at batch 1: torch FlopCounterMode FLOPs / 2)")
+    _emit(profile, args.json)
+    return 0
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    from harness.claims import registered_claims
+
+    claims = [c.model_dump(mode="json") for c in registered_claims(args.paper)]
+    _emit(claims, args.json, ["paper", "id", "kind", "model", "dataset", "split", "metric", "value", "unit", "source"])
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from harness.runner import run
+    from harness.store import ingest
+
+    paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config)
+    for path in paths:
+        print(path)
+    return _report_ingest(ingest())
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from harness.store import ingest
+
+    return _report_ingest(ingest(args.files))
+
+
+def _report_ingest(result: Any) -> int:
+    for error in result.errors:
+        print(f"harness: error: {error}", file=sys.stderr)
+    print(f"ingested: {len(result.added)} new record(s) stored; database holds {result.total} run(s)", file=sys.stderr)
+    return 1 if result.errors else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from harness.claims import registered_claims
+    from harness.store import DB_PATH, load_records
+    from harness.verdicts import judge_all
+
+    claims = registered_claims(args.paper)
+    if DB_PATH.exists():
+        records = load_records()
+    else:
+        records = []
+        print(
+            f"harness: note: {DB_PATH} does not exist yet (run `harness ingest`); every claim is not-run",
+            file=sys.stderr,
+        )
+    rows = [v.report() for v in judge_all(claims, records)]
+    columns = ["paper", "claim_id", "metric", "reported", "tolerance", "status", "tier", "mean", "std", "n", "delta"]
+    _emit(rows, args.json, columns)
+    if not args.json:
+        counts = {
+            status: sum(r["status"] == status for r in rows)
+            for status in ("reproduced", "not-reproduced", "inconclusive", "not-run")
+        }
+        print(f"\n{len(rows)} claim(s): " + ", ".join(f"{n} {status}" for status, n in counts.items()))
+    return 0
+
+
+def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
+    from harness import registry
+    from harness.errors import HarnessError
+
+    task = registry.task(args.task)
+    options = _task_options(task, extra)
+    for name, path in [("--references", args.references), ("--predictions", args.predictions), *options.items()]:
+        if not Path(path).exists():
+            raise HarnessError(f"{path}: file given to {name} does not exist")
+    result = task.scorer()(Path(args.references), Path(args.predictions), **{k: Path(v) for k, v in options.items()})
+    _emit(result, args.json)
+    return 0
+
+
+def _task_options(task: Any, extra: list[str]) -> dict[str, str]:
+    """Turn ``--na-probs FILE`` into ``{"na_probs": FILE}`` for the options the task declares."""
+    from harness.errors import HarnessError
+
+    options: dict[str, str] = {}
+    items = iter(extra)
+    for flag in items:
+        name = flag.removeprefix("--").replace("-", "_")
+        if not flag.startswith("--") or name not in task.options:
+            allowed = ", ".join("--" + o.replace("_", "-") for o in task.options) or "none"
+            raise HarnessError(f"task {task.id!r} does not take {flag!r}; its extra options: {allowed}")
+        value = next(items, None)
+        if value is None:
+            raise HarnessError(f"option {flag} needs a file path")
+        options[name] = value
+    return options
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="harness", description="Reproduce ML papers' claims and judge them.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help_text: str, json_flag: bool = True) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks for errors")
+        if json_flag:
+            p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+        return p
+
+    command("list", "reproductions, their tasks, tiers and claim counts")
+    command("models", "registered model ids")
+    command("profile", "parameters and multiply-adds of a model at the paper's input size").add_argument("model")
+    command("claims", "all registered claims").add_argument("--paper")
+    p = command("run", "run one tier of a paper, write run records and ingest them", json_flag=False)
+    p.add_argument("paper")
+    p.add_argument("--tier", choices=TIERS, default="smoke")
+    p.add_argument("--model")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--data-root")
+    p.add_argument("--config", type=Path, help="a tier config to use instead of the paper's configs/<tier>.yaml")
+    p = command("score", "score predictions against references in the task's official format")
+    p.add_argument("task")
+    p.add_argument("--references", required=True)
+    p.add_argument("--predictions", required=True)
+    p = command("ingest", "load run records into results/harness.duckdb (idempotent)", json_flag=False)
+    p.add_argument("files", nargs="*", type=Path, help="record files or folders (default: results/runs/)")
+    command("report", "verdict per claim").add_argument("--paper")
+    return parser
+
+
+HANDLERS = {
+    "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
+    "ingest": cmd_ingest, "report": cmd_report,
+}  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from harness.errors import HarnessError
+
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "score":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        return cmd_score(args, extra) if args.command == "score" else HANDLERS[args.command](args)
+    except HarnessError as exc:
+        if args.debug:
+            raise
+        print(f"harness: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("harness: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

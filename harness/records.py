@@ -1,0 +1,219 @@
+"""Run records (schema ``harness.run/1``): one immutable JSON file per evaluated (model, dataset, split).
+
+A record is written atomically (temp file in the same folder, fsync, rename) and never overwritten: writing
+the same content under an existing id is a no-op, writing different content is refused. The ``run_id`` is
+derived from what determines the result (paper, model, tier, dataset, split, resolved config, seed and
+code version), so re-running the same thing finds its record instead of adding a second one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import platform
+import subprocess
+import tempfile
+from datetime import UTC, datetime
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.errors import HarnessError
+
+SCHEMA = "harness.run/1"
+RUNS_DIR = Path("results/runs")
+RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+
+
+class Provenance(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    git_sha: str | None
+    git_dirty: bool | None
+    config_hash: str
+    data_hash: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
+    hardware: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunRecord(BaseModel):
+    """The ``harness.run/1`` schema. ``status`` is ``ok`` unless the run failed or diverged."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_: Literal["harness.run/1"] = Field(alias="schema")
+    run_id: str = Field(pattern=RUN_ID_PATTERN, max_length=200)
+    paper: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    tier: Literal["arch", "smoke", "budget", "full", "weights"]
+    dataset: str = Field(min_length=1)
+    split: str = Field(min_length=1)
+    seed: int
+    metrics: dict[str, float]
+    started_at: datetime
+    finished_at: datetime
+    provenance: Provenance
+    status: Literal["ok", "failed", "diverged"] = "ok"
+    protocol: str | None = None
+    config: dict[str, Any] | None = None
+    claim_ids: list[str] = Field(default_factory=list)
+    artifacts: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("metrics")
+    @classmethod
+    def _finite_unless_failed(cls, metrics: dict[str, float]) -> dict[str, float]:
+        for name, value in metrics.items():
+            if not isinstance(name, str) or not name:
+                raise ValueError("metric names must be non-empty strings")
+            if math.isinf(value):
+                raise ValueError(f"metric {name!r} is infinite")
+        return metrics
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2, sort_keys=True) + "\n"
+
+
+def canonical_hash(value: Any) -> str:
+    """sha256 of the canonical JSON of ``value`` (sorted keys, no whitespace)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=20, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout
+
+
+@cache
+def code_version() -> dict[str, Any]:
+    """``git_sha``, ``git_dirty`` and ``code_hash`` (sha + hash of uncommitted tracked changes) of the checkout."""
+    sha = _git("rev-parse", "HEAD")
+    if sha is None:
+        from harness import __version__
+
+        return {"git_sha": None, "git_dirty": None, "code_hash": f"harness-{__version__}"}
+    diff = _git("diff", "HEAD") or ""
+    return {
+        "git_sha": sha.strip(),
+        "git_dirty": bool(diff),
+        "code_hash": sha.strip() + ("+" + hashlib.sha256(diff.encode()).hexdigest()[:12] if diff else ""),
+    }
+
+
+def library_versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in ("paper-harness", "torch", "pytorch-lightning", "torchmetrics", "numpy"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def hardware() -> dict[str, Any]:
+    info: dict[str, Any] = {"machine": platform.machine(), "system": platform.system(), "cpus": os.cpu_count()}
+    try:
+        import torch  # only when torch is already needed (run/profile); hardware() is not on the CLI start path
+
+        if torch.cuda.is_available():
+            info["accelerator"] = torch.cuda.get_device_name(0)
+            info["devices"] = torch.cuda.device_count()
+    except ImportError:
+        pass
+    return info
+
+
+def make_run_id(paper: str, model: str, tier: str, dataset: str, split: str, config: Any, seed: int) -> str:
+    """Deterministic id: readable prefix plus a hash of everything that determines the result."""
+    key = {
+        "paper": paper, "model": model, "tier": tier, "dataset": dataset, "split": split,
+        "config": config, "seed": seed, "code": code_version()["code_hash"],
+    }  # fmt: skip
+    return f"{paper}.{model}.{tier}.{dataset}.{split}.s{seed}.{canonical_hash(key)[:12]}".lower()
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def record_path(run_id: str, runs_dir: Path = RUNS_DIR) -> Path:
+    return runs_dir / f"{run_id}.json"
+
+
+def parse_record(text: str, where: str) -> RunRecord:
+    """Validate a record's JSON text; errors name ``where`` and the field."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise HarnessError(f"{where}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        raise HarnessError(f"{where}: a run record is a JSON object")
+    if data.get("schema") != SCHEMA:
+        raise HarnessError(f"{where}: field 'schema': expected {SCHEMA!r}, got {data.get('schema')!r}")
+    try:
+        return RunRecord.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(part) for part in err["loc"]) or "(record)"
+        raise HarnessError(f"{where}: field '{field}': {err['msg']}") from exc
+
+
+def read_record(path: Path) -> RunRecord:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path}: cannot read run record: {exc}") from exc
+    return parse_record(text, str(path))
+
+
+def atomic_write_text(path: Path, text: str, *, overwrite: bool = False) -> None:
+    """Write via a temp file in the same folder, fsync, then rename (readers never see a partial file).
+
+    Without ``overwrite`` the temp file is hard-linked into place, which fails if ``path`` exists: two
+    writers racing for one name cannot replace each other's file.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_record(record: RunRecord, runs_dir: Path = RUNS_DIR) -> Path:
+    """Store ``record`` as ``<runs_dir>/<run_id>.json``; identical content is a no-op, different content an error."""
+    path = record_path(record.run_id, runs_dir)
+    text = record.to_json()
+    try:
+        atomic_write_text(path, text)
+    except FileExistsError:
+        if read_record(path).to_json() != text:
+            raise HarnessError(
+                f"{path}: a different record with run_id {record.run_id!r} already exists; records are immutable "
+                "(re-running the same thing is recognised by its run_id: change the seed or config for a new run)"
+            ) from None
+    return path

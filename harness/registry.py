@@ -1,0 +1,193 @@
+"""Registries of reproductions and tasks, filled from Python entry points.
+
+Built-in papers and tasks are registered exactly like a third-party plugin: a distribution declares
+entry points in the groups ``harness.reproductions`` and ``harness.tasks`` whose name is the id and whose
+value is a light object (a :class:`Reproduction` or :class:`Task`). Nothing heavy is imported here; model
+builders, systems and scorers are named as ``"module:attribute"`` strings and imported on use.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+
+REPRODUCTIONS_GROUP = "harness.reproductions"
+TASKS_GROUP = "harness.tasks"
+TIERS = ("arch", "smoke", "budget", "full", "weights")
+
+
+def load_object(target: str) -> Any:
+    """Import ``"package.module:attr"`` (or ``"package.module.attr"``) and return the attribute."""
+    module_name, sep, attr = target.partition(":")
+    if not sep:
+        module_name, _, attr = target.rpartition(".")
+    if not module_name or not attr:
+        raise HarnessError(f"{target!r} is not an import path of the form 'package.module:attribute'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise HarnessError(f"cannot import {module_name!r} (named by {target!r}): {exc}") from exc
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise HarnessError(f"module {module_name!r} has no attribute {attr!r} (named by {target!r})") from None
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A named model variant: how to build it and the input it is profiled at.
+
+    ``input_shape`` is one batch-1 input at the paper's resolution, e.g. ``(1, 3, 224, 224)``;
+    ``dataset`` is the dataset that resolution belongs to (arch records and claims carry it).
+    """
+
+    id: str
+    build: str
+    input_shape: tuple[int, ...]
+    dataset: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    input_dtype: str = "float32"
+
+    def instantiate(self, **overrides: Any) -> Any:
+        """Build the ``nn.Module`` (imports the model code on first use)."""
+        return load_object(self.build)(**{**self.kwargs, **overrides})
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """One paper: where its files live and which models and tasks it brings.
+
+    ``package`` is the importable package whose folder holds ``claims.yaml`` and ``configs/<tier>.yaml``.
+    """
+
+    id: str
+    title: str
+    arxiv: str
+    package: str
+    tasks: tuple[str, ...] = ()
+    models: tuple[ModelSpec, ...] = ()
+
+    @property
+    def root(self) -> Path:
+        spec = importlib.util.find_spec(self.package)
+        if spec is None or not spec.submodule_search_locations:
+            raise HarnessError(f"reproduction {self.id!r}: package {self.package!r} is not importable")
+        return Path(next(iter(spec.submodule_search_locations)))
+
+    @property
+    def claims_path(self) -> Path:
+        return self.root / "claims.yaml"
+
+    def config_path(self, tier: str) -> Path:
+        return self.root / "configs" / f"{tier}.yaml"
+
+    @property
+    def tiers(self) -> tuple[str, ...]:
+        """Tiers this paper can run: ``arch`` whenever it has models, plus one per ``configs/<tier>.yaml``."""
+        present = {path.stem for path in (self.root / "configs").glob("*.yaml")}
+        if self.models:
+            present.add("arch")
+        return tuple(tier for tier in TIERS if tier in present)
+
+    def model(self, model_id: str) -> ModelSpec:
+        for spec in self.models:
+            if spec.id == model_id:
+                return spec
+        raise HarnessError(f"reproduction {self.id!r} has no model {model_id!r}; it has: {self.model_ids()}")
+
+    def model_ids(self) -> list[str]:
+        return [spec.id for spec in self.models]
+
+
+@dataclass(frozen=True)
+class Task:
+    """An evaluation task: its official-format scorer and the keys the scorer returns.
+
+    ``score`` names a callable ``(references: Path, predictions: Path, **options) -> dict[str, float]``;
+    ``options`` are the extra ``harness score`` flags it accepts (e.g. ``("na_probs",)``), each a path.
+    """
+
+    id: str
+    title: str
+    score: str
+    keys: tuple[str, ...]
+    options: tuple[str, ...] = ()
+
+    def scorer(self) -> Callable[..., dict[str, float]]:
+        return load_object(self.score)
+
+
+def _source(ep: EntryPoint) -> str:
+    dist = ep.dist.name if ep.dist is not None else "<unknown distribution>"
+    return f"{dist} ({ep.value})"
+
+
+def _load_group(group: str, kind: type) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
+    for ep in entry_points(group=group):
+        if (ep.name, ep.value) in seen:  # the same distribution visible twice on sys.path
+            continue
+        seen.add((ep.name, ep.value))
+        if ep.name in found:
+            raise HarnessError(
+                f"duplicate {group} id {ep.name!r}: registered by {sources[ep.name]} and by {_source(ep)}"
+            )
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plugin is named, not hidden behind a traceback
+            raise HarnessError(f"cannot load {group} entry point {ep.name!r} from {_source(ep)}: {exc}") from exc
+        if not isinstance(obj, kind):
+            raise HarnessError(f"{group} entry point {ep.name!r} from {_source(ep)} is not a {kind.__name__}")
+        if obj.id != ep.name:
+            raise HarnessError(f"{group} entry point {ep.name!r} from {_source(ep)} names an object with id {obj.id!r}")
+        found[ep.name] = obj
+        sources[ep.name] = _source(ep)
+    return dict(sorted(found.items()))
+
+
+@functools.cache
+def reproductions() -> dict[str, Reproduction]:
+    """All registered reproductions by paper id."""
+    return _load_group(REPRODUCTIONS_GROUP, Reproduction)
+
+
+@functools.cache
+def tasks() -> dict[str, Task]:
+    """All registered tasks by task id."""
+    return _load_group(TASKS_GROUP, Task)
+
+
+def reproduction(paper: str) -> Reproduction:
+    known = reproductions()
+    if paper not in known:
+        raise HarnessError(f"unknown paper {paper!r}; registered: {', '.join(known) or 'none'}")
+    return known[paper]
+
+
+def task(task_id: str) -> Task:
+    known = tasks()
+    if task_id not in known:
+        raise HarnessError(f"unknown task {task_id!r}; registered: {', '.join(known) or 'none'}")
+    return known[task_id]
+
+
+def models() -> dict[str, tuple[Reproduction, ModelSpec]]:
+    """Every registered model id with the reproduction that brings it; a model id registered twice is an error."""
+    found: dict[str, tuple[Reproduction, ModelSpec]] = {}
+    for repro in reproductions().values():
+        for spec in repro.models:
+            if spec.id in found:
+                other = found[spec.id][0].id
+                raise HarnessError(f"duplicate model id {spec.id!r}: in reproductions {other!r} and {repro.id!r}")
+            found[spec.id] = (repro, spec)
+    return dict(sorted(found.items()))

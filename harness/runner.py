@@ -1,0 +1,224 @@
+"""``harness run``: turn a paper's tier config into a Lightning fit + test and one run record per evaluation.
+
+The ``arch`` tier needs no config: every model of the paper is profiled (see harness.profile). Every other
+tier reads ``configs/<tier>.yaml`` (layout in docs/plugins.md). Run ids are computed before anything runs,
+so a run whose records already exist is recognised and skipped.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.errors import HarnessError
+from harness.records import (
+    RUNS_DIR,
+    Provenance,
+    RunRecord,
+    canonical_hash,
+    code_version,
+    hardware,
+    library_versions,
+    make_run_id,
+    now,
+    record_path,
+    write_record,
+)
+from harness.registry import Reproduction, load_object
+
+CONFIG_KEYS = {"tier", "model", "seed", "protocol", "fit", "prepare", "system", "data", "trainer", "evaluate"}
+LIGHTNING_DIR = Path("results/lightning")
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    dataset: str
+    split: str
+    run_id: str
+
+
+def _provenance(config: dict[str, Any], data_hash: str | None = None) -> Provenance:
+    code = code_version()
+    return Provenance(
+        git_sha=code["git_sha"], git_dirty=code["git_dirty"], config_hash=canonical_hash(config)[:16],
+        data_hash=data_hash, versions=library_versions(), hardware=hardware(),
+    )  # fmt: skip
+
+
+def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUNS_DIR) -> list[Path]:
+    """Profile each model (or one) and record ``params_m`` and ``macs_m`` at tier ``arch``, split ``none``."""
+    from harness.profile import profile_model
+
+    specs = [repro.model(model)] if model else list(repro.models)
+    if not specs:
+        raise HarnessError(f"reproduction {repro.id!r} registers no models: nothing to profile")
+    written = []
+    for spec in specs:
+        config = {"build": spec.build, "kwargs": dict(spec.kwargs), "input_shape": list(spec.input_shape)}
+        run_id = make_run_id(repro.id, spec.id, "arch", spec.dataset, "none", config, 0)
+        if record_path(run_id, runs_dir).exists():
+            written.append(record_path(run_id, runs_dir))
+            continue
+        started = now()
+        prof = profile_model(spec)
+        metrics = {"params_m": prof.params / 1e6, "macs_m": prof.macs / 1e6, "params": prof.params, "macs": prof.macs}
+        record = RunRecord(
+            schema="harness.run/1", run_id=run_id, paper=repro.id, model=spec.id, tier="arch",
+            dataset=spec.dataset, split="none", seed=0, metrics=metrics, started_at=started, finished_at=now(),
+            provenance=_provenance(config), protocol="flopcounter-macs", config=config,
+        )  # fmt: skip
+        written.append(write_record(record, runs_dir))
+    return written
+
+
+def load_config(path: Path, tier: str) -> dict[str, Any]:
+    """Read and check a tier config; errors name the file and the key."""
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise HarnessError(f"{path}: cannot read config: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise HarnessError(f"{path}: invalid YAML: {exc}") from exc
+    if not isinstance(config, dict):
+        raise HarnessError(f"{path}: a tier config is a mapping")
+    unknown = set(config) - CONFIG_KEYS
+    if unknown:
+        raise HarnessError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(CONFIG_KEYS)}")
+    for key in ("model", "system", "data", "evaluate"):
+        if key not in config:
+            raise HarnessError(f"{path}: missing key {key!r}")
+    if config.get("tier", tier) != tier:
+        raise HarnessError(f"{path}: key 'tier' is {config['tier']!r} but the run asked for tier {tier!r}")
+    for key in ("system", "data"):
+        if not isinstance(config[key], dict) or "class_path" not in config[key]:
+            raise HarnessError(f"{path}: key {key!r} needs 'class_path' (and optional 'init_args')")
+    entries = config["evaluate"]
+    if (
+        not isinstance(entries, list)
+        or not entries
+        or not all(isinstance(e, dict) and {"dataset", "split"} <= e.keys() for e in entries)
+    ):
+        raise HarnessError(f"{path}: key 'evaluate' is a non-empty list of {{dataset, split}} mappings")
+    return config
+
+
+def resolve_config(
+    config: dict[str, Any], tier: str, model: str | None, seed: int | None, data_root: str | None
+) -> dict[str, Any]:
+    """Apply the command-line overrides; the result is what the run's id and record are made from."""
+    resolved = copy.deepcopy(config)
+    resolved["tier"] = tier
+    resolved["model"] = model or config["model"]
+    resolved["seed"] = int(seed if seed is not None else config.get("seed", 0))
+    resolved.setdefault("fit", True)
+    resolved["data"].setdefault("init_args", {})
+    resolved["system"].setdefault("init_args", {})
+    if data_root is not None:
+        resolved["data"]["init_args"]["data_root"] = data_root
+        resolved.pop("prepare", None)  # the user's data is used as it is
+    return resolved
+
+
+def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
+    """The config without where the data lives: the same data elsewhere is the same run (data_hash tells)."""
+    key = copy.deepcopy(resolved)
+    key["data"]["init_args"].pop("data_root", None)
+    return key
+
+
+def plan(repro: Reproduction, resolved: dict[str, Any]) -> list[Evaluation]:
+    key = _identity(resolved)
+    return [
+        Evaluation(
+            e["dataset"],
+            e["split"],
+            make_run_id(repro.id, resolved["model"], resolved["tier"], e["dataset"], e["split"], key, resolved["seed"]),
+        )
+        for e in resolved["evaluate"]
+    ]
+
+
+def _instantiate(spec: dict[str, Any], **extra: Any) -> Any:
+    return load_object(spec["class_path"])(**{**(spec.get("init_args") or {}), **extra})
+
+
+def _test_metrics(results: list[dict[str, float]], index: int) -> dict[str, float]:
+    """Metrics logged as ``test/<name>`` (Lightning adds ``/dataloader_idx_<i>`` with several test loaders)."""
+    suffix = f"/dataloader_idx_{index}"
+    metrics = {}
+    for name, value in results[index].items():
+        name = name.removesuffix(suffix)
+        if name.startswith("test/"):
+            metrics[name.removeprefix("test/")] = float(value)
+    return metrics
+
+
+def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path = RUNS_DIR) -> list[Path]:
+    """Prepare data, fit (unless ``fit: false``) and test; write one record per ``evaluate`` entry."""
+    import pytorch_lightning as pl
+
+    evaluations = plan(repro, resolved)
+    paths = [record_path(e.run_id, runs_dir) for e in evaluations]
+    if all(path.exists() for path in paths):
+        print(f"already recorded: {', '.join(p.name for p in paths)}", file=sys.stderr)
+        return paths
+    data_root = resolved["data"]["init_args"].get("data_root")
+    if "prepare" in resolved:
+        if data_root is None:
+            raise HarnessError("config has 'prepare' but no data.init_args.data_root to prepare into")
+        load_object(resolved["prepare"]["function"])(root=Path(data_root), **(resolved["prepare"].get("args") or {}))
+    datamodule = _instantiate(resolved["data"])
+    if hasattr(datamodule, "verify"):
+        datamodule.verify()  # names missing or unreadable files before any training
+    pl.seed_everything(resolved["seed"], workers=True)
+    system = _instantiate(resolved["system"], model=resolved["model"])
+    trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": False}
+    trainer = pl.Trainer(**{**trainer_args, **(resolved.get("trainer") or {})})
+    started = now()
+    if resolved["fit"]:
+        trainer.fit(system, datamodule=datamodule)
+    results = trainer.test(system, datamodule=datamodule, verbose=False)
+    finished = now()
+    if len(results) != len(evaluations):
+        raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")
+    provenance = _provenance(_identity(resolved), getattr(datamodule, "data_hash", None))
+    written = []
+    for index, evaluation in enumerate(evaluations):
+        record = RunRecord(
+            schema="harness.run/1", run_id=evaluation.run_id, paper=repro.id, model=resolved["model"],
+            tier=resolved["tier"], dataset=evaluation.dataset, split=evaluation.split, seed=resolved["seed"],
+            metrics=_test_metrics(results, index), started_at=started, finished_at=finished,
+            provenance=provenance, protocol=resolved.get("protocol"), config=resolved,
+        )  # fmt: skip
+        written.append(write_record(record, runs_dir))
+    return written
+
+
+def run(
+    paper: str,
+    tier: str = "smoke",
+    model: str | None = None,
+    seed: int | None = None,
+    data_root: str | None = None,
+    config_path: Path | None = None,
+    runs_dir: Path = RUNS_DIR,
+) -> list[Path]:
+    """Run one tier of one paper and return the paths of its run records."""
+    from harness import registry
+
+    repro = registry.reproduction(paper)
+    if model is not None:
+        repro.model(model)  # unknown model ids fail before anything runs
+    if tier == "arch":
+        return run_arch(repro, model, runs_dir)
+    path = config_path or repro.config_path(tier)
+    if not path.exists():
+        raise HarnessError(f"{path}: no {tier!r} config for {paper!r}; tiers available: {', '.join(repro.tiers)}")
+    resolved = resolve_config(load_config(path, tier), tier, model, seed, data_root)
+    repro.model(resolved["model"])
+    return run_training(repro, resolved, runs_dir)

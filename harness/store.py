@@ -1,0 +1,189 @@
+"""The DuckDB store: ``results/harness.duckdb``, derived from the run records and the registered claims.
+
+``results/runs/`` is the source of truth; the database is rebuilt from it in a temp file and swapped in with
+a rename, so a reader never sees half a database and a crash mid-ingest leaves the old one whole. Records
+ingested from elsewhere are validated and copied into ``results/runs/`` first (immutably), so they survive
+the next rebuild. Connections are opened per call and closed at once: DuckDB allows one writer or many
+readers, and the leaderboard must be able to read while an ingest swaps the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from harness.errors import HarnessError
+from harness.records import RUNS_DIR, RunRecord, read_record, record_path, write_record
+
+DB_PATH = Path("results/harness.duckdb")
+STORE_VERSION = 1
+
+RUN_COLUMNS = {
+    "run_id": "VARCHAR", "paper": "VARCHAR", "model": "VARCHAR", "tier": "VARCHAR", "dataset": "VARCHAR",
+    "split": "VARCHAR", "seed": "BIGINT", "status": "VARCHAR", "protocol": "VARCHAR",
+    "started_at": "TIMESTAMPTZ", "finished_at": "TIMESTAMPTZ", "git_sha": "VARCHAR", "git_dirty": "BOOLEAN",
+    "config_hash": "VARCHAR", "data_hash": "VARCHAR", "hardware": "JSON", "versions": "JSON", "config": "JSON",
+    "claim_ids": "VARCHAR[]", "artifacts": "JSON", "record": "JSON",
+}  # fmt: skip
+METRIC_COLUMNS = {"run_id": "VARCHAR", "name": "VARCHAR", "value": "DOUBLE"}
+CLAIM_COLUMNS = {
+    "paper": "VARCHAR", "claim_id": "VARCHAR", "arxiv": "VARCHAR", "source": "VARCHAR", "kind": "VARCHAR",
+    "model": "VARCHAR", "dataset": "VARCHAR", "split": "VARCHAR", "metric": "VARCHAR", "value": "DOUBLE",
+    "unit": "VARCHAR", "higher_is_better": "BOOLEAN", "tolerance": "DOUBLE", "statement": "VARCHAR",
+    "rule": "JSON", "baseline": "VARCHAR", "conditions": "JSON", "quote": "VARCHAR", "protocol": "VARCHAR",
+    "notes": "VARCHAR",
+}  # fmt: skip
+VERDICT_COLUMNS = {
+    "paper": "VARCHAR", "claim_id": "VARCHAR", "kind": "VARCHAR", "model": "VARCHAR", "dataset": "VARCHAR",
+    "split": "VARCHAR", "metric": "VARCHAR", "reported": "DOUBLE", "tolerance": "DOUBLE", "status": "VARCHAR",
+    "tier": "VARCHAR", "mean": "DOUBLE", "std": "DOUBLE", "n": "BIGINT", "delta": "DOUBLE", "reason": "VARCHAR",
+    "run_ids": "VARCHAR[]",
+}  # fmt: skip
+
+
+@dataclass
+class IngestResult:
+    """What an ingest did: records stored, records in the rebuilt database, and per-file errors."""
+
+    added: list[Path] = field(default_factory=list)
+    total: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def connect_readonly(db_path: Path = DB_PATH) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A short-lived read-only connection; raises HarnessError when there is no database yet."""
+    if not db_path.exists():
+        raise HarnessError(f"{db_path}: no database yet; create it with `harness ingest`")
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def query(sql: str, params: Sequence[Any] = (), db_path: Path = DB_PATH) -> list[dict[str, Any]]:
+    """Run one read-only query and return its rows as dicts (the connection is closed before returning)."""
+    with connect_readonly(db_path) as con:
+        cursor = con.execute(sql, list(params))
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _expand(paths: Sequence[Path]) -> list[Path]:
+    found: list[Path] = []
+    for path in paths:
+        found.extend(sorted(path.glob("*.json")) if path.is_dir() else [path])
+    return found
+
+
+def _store_external(files: Sequence[Path], runs_dir: Path, result: IngestResult) -> None:
+    """Validate records given by path and copy those from elsewhere into ``runs_dir``; errors are collected."""
+    for path in _expand(files):
+        if path.resolve().parent == runs_dir.resolve():
+            continue  # already in the store: validated with the rest of it
+        try:
+            record = read_record(path)
+            is_new = not record_path(record.run_id, runs_dir).exists()
+            target = write_record(record, runs_dir)
+        except HarnessError as exc:
+            result.errors.append(str(exc))
+            continue
+        if is_new:
+            result.added.append(target)
+
+
+def _load_store(runs_dir: Path, result: IngestResult) -> list[tuple[RunRecord, Path]]:
+    records = []
+    for path in sorted(runs_dir.glob("*.json")) if runs_dir.is_dir() else []:
+        try:
+            record = read_record(path)
+        except HarnessError as exc:
+            result.errors.append(str(exc))
+            continue
+        if path.stem != record.run_id:
+            result.errors.append(f"{path}: field 'run_id': {record.run_id!r} does not match the file name")
+            continue
+        records.append((record, path))
+    return records
+
+
+def _run_row(record: RunRecord) -> dict[str, Any]:
+    data = record.model_dump(mode="json", by_alias=True)
+    prov = data["provenance"]
+    row = {name: data.get(name) for name in RUN_COLUMNS if name in data}
+    row.update(
+        git_sha=prov["git_sha"], git_dirty=prov["git_dirty"], config_hash=prov["config_hash"],
+        data_hash=prov.get("data_hash"), hardware=prov.get("hardware"), versions=prov.get("versions"),
+        record=data,
+    )  # fmt: skip
+    return row
+
+
+def _load_table(con: duckdb.DuckDBPyConnection, name: str, columns: dict[str, str], rows: list[dict], tmp: Path):
+    """Create ``name`` and bulk-load ``rows`` through an NDJSON file (far faster than row-by-row inserts)."""
+    con.execute(f"CREATE TABLE {name} ({', '.join(f'{col} {kind}' for col, kind in columns.items())})")
+    if not rows:
+        return
+    ndjson = tmp / f"{name}.ndjson"
+    with ndjson.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps({col: row.get(col) for col in columns}) + "\n")
+    spec = ", ".join(f"{col}: '{'VARCHAR' if kind == 'JSON' else kind}'" for col, kind in columns.items())
+    con.execute(
+        f"INSERT INTO {name} SELECT * FROM read_json(?, format='newline_delimited', columns={{{spec}}})", [str(ndjson)]
+    )
+
+
+def build_database(
+    records: list[RunRecord], claim_rows: list[dict], verdict_rows: list[dict], db_path: Path = DB_PATH
+) -> None:
+    """Write a complete database to a temp file beside ``db_path`` and rename it into place."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=db_path.parent, prefix=".ingest-") as tmp_name:
+        tmp = Path(tmp_name)
+        tmp_db = tmp / "harness.duckdb"
+        con = duckdb.connect(str(tmp_db))
+        try:
+            metric_rows = [{"run_id": r.run_id, "name": k, "value": v} for r in records for k, v in r.metrics.items()]
+            _load_table(con, "runs", RUN_COLUMNS, [_run_row(r) for r in records], tmp)
+            _load_table(con, "metrics", METRIC_COLUMNS, metric_rows, tmp)
+            _load_table(con, "claims", CLAIM_COLUMNS, claim_rows, tmp)
+            _load_table(con, "verdicts", VERDICT_COLUMNS, verdict_rows, tmp)
+            con.execute("CREATE TABLE meta AS SELECT ? AS store_version", [STORE_VERSION])
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        with open(tmp_db, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp_db, db_path)
+
+
+def ingest(files: Sequence[Path] = (), runs_dir: Path = RUNS_DIR, db_path: Path = DB_PATH) -> IngestResult:
+    """Store the given records (default: none beyond ``runs_dir``), then rebuild the database from ``runs_dir``."""
+    from harness.claims import claim_row, registered_claims
+    from harness.verdicts import judge_all
+
+    claims = registered_claims()  # a broken claims file stops here, before anything is touched
+    result = IngestResult()
+    _store_external(files, runs_dir, result)
+    stored = _load_store(runs_dir, result)
+    records = [record for record, _ in stored]
+    verdicts = judge_all(claims, records)
+    build_database(records, [claim_row(c) for c in claims], [v.row() for v in verdicts], db_path)
+    result.total = len(records)
+    return result
+
+
+def load_records(db_path: Path = DB_PATH) -> list[RunRecord]:
+    """All records in the database (rebuilt from their stored JSON)."""
+    rows = query("SELECT record FROM runs ORDER BY run_id", db_path=db_path)
+    return [RunRecord.model_validate(json.loads(row["record"])) for row in rows]

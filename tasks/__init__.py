@@ -1,0 +1,1 @@
+"""Evaluation tasks: one package per task family (data module, official-format scorer, metric, fixtures)."""
