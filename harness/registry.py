@@ -135,13 +135,16 @@ def _load_group(group: str, kind: type) -> dict[str, Any]:
     sources: dict[str, str] = {}
     seen: set[tuple[str, str]] = set()
     for ep in entry_points(group=group):
-        if (ep.name, ep.value) in seen:  # the same distribution visible twice on sys.path
+        key = (_source(ep), ep.name)
+        if key in seen:  # the same distribution visible twice on sys.path
             continue
-        seen.add((ep.name, ep.value))
+        seen.add(key)
+        if ep.name in sources:
+            raise HarnessError(f"duplicate {group} id {ep.name!r}: registered by {sources[ep.name]} and by {_source(ep)}")
+        sources[ep.name] = _source(ep)
+    for ep in entry_points(group=group):
         if ep.name in found:
-            raise HarnessError(
-                f"duplicate {group} id {ep.name!r}: registered by {sources[ep.name]} and by {_source(ep)}"
-            )
+            continue
         try:
             obj = ep.load()
         except Exception as exc:  # a broken plugin is named, not hidden behind a traceback
@@ -151,7 +154,6 @@ def _load_group(group: str, kind: type) -> dict[str, Any]:
         if obj.id != ep.name:
             raise HarnessError(f"{group} entry point {ep.name!r} from {_source(ep)} names an object with id {obj.id!r}")
         found[ep.name] = obj
-        sources[ep.name] = _source(ep)
     return dict(sorted(found.items()))
 
 

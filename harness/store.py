@@ -29,7 +29,7 @@ STORE_VERSION = 1
 RUN_COLUMNS = {
     "run_id": "VARCHAR", "paper": "VARCHAR", "model": "VARCHAR", "tier": "VARCHAR", "dataset": "VARCHAR",
     "split": "VARCHAR", "seed": "BIGINT", "status": "VARCHAR", "protocol": "VARCHAR",
-    "started_at": "TIMESTAMPTZ", "finished_at": "TIMESTAMPTZ", "git_sha": "VARCHAR", "git_dirty": "BOOLEAN",
+    "started_at": "TIMESTAMP", "finished_at": "TIMESTAMP", "git_sha": "VARCHAR", "git_dirty": "BOOLEAN",
     "config_hash": "VARCHAR", "data_hash": "VARCHAR", "hardware": "JSON", "versions": "JSON", "config": "JSON",
     "claim_ids": "VARCHAR[]", "artifacts": "JSON", "record": "JSON",
 }  # fmt: skip

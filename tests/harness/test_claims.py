@@ -1,0 +1,125 @@
+"""Claims files: validation errors name the file, line, entry and field."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.claims import load_claims, registered_claims
+from harness.errors import HarnessError
+
+GOOD = """\
+defaults:
+  paper: demo
+  arxiv: 1905.11946v5
+  dataset: imagenet-1k
+  split: val
+claims:
+  - id: b0-top1
+    source: Table 2
+    kind: scalar
+    model: efficientnet-b0
+    metric: top1
+    value: 77.1
+    unit: "%"
+    higher_is_better: true
+    tolerance: 0.3
+{extra}
+"""
+
+
+def write(tmp_path: Path, extra: str = "", text: str | None = None) -> Path:
+    path = tmp_path / "claims.yaml"
+    path.write_text(text if text is not None else GOOD.format(extra=textwrap.indent(textwrap.dedent(extra), "  ")))
+    return path
+
+
+def error_of(path: Path, paper: str | None = None) -> str:
+    with pytest.raises(HarnessError) as err:
+        load_claims(path, paper=paper)
+    return str(err.value)
+
+
+def test_good_file_merges_defaults(tmp_path: Path) -> None:
+    (claim,) = load_claims(write(tmp_path), paper="demo")
+    assert (claim.id, claim.paper, claim.dataset, claim.split, claim.value) == ("b0-top1", "demo", "imagenet-1k", "val", 77.1)
+
+
+def test_bad_field_names_file_line_entry_and_field(tmp_path: Path) -> None:
+    path = write(tmp_path, """\
+    - id: b1-top1
+      source: Table 2
+      kind: scalar
+      model: efficientnet-b1
+      metric: top1
+      value: seventy-nine
+      unit: "%"
+      higher_is_better: true
+      tolerance: 0.3
+    """)
+    message = error_of(path)
+    assert message.startswith(f"{path}:16: claim 'b1-top1' (entry 1): field 'value'")
+
+
+def test_missing_field_is_named(tmp_path: Path) -> None:
+    path = write(tmp_path, "- {id: x, source: T, kind: arch, model: m, metric: params_m, value: 1, unit: M, tolerance: 0.1}\n")
+    assert "claim 'x' (entry 1): field 'higher_is_better': Field required" in error_of(path)
+
+
+def test_entry_without_id_is_named_by_index(tmp_path: Path) -> None:
+    path = write(tmp_path, "- {source: T, kind: arch, model: m, metric: params_m, value: 1, unit: M, higher_is_better: false, tolerance: 0.1}\n")
+    assert "claim entry 1: field 'id': Field required" in error_of(path)
+
+
+def test_duplicate_id_is_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "- {id: b0-top1, source: T, kind: scalar, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1}\n")
+    assert "duplicate claim id 'b0-top1' (first at entry 0)" in error_of(path)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("{id: t, source: F1, kind: trend, model: m, metric: top1, unit: '%', higher_is_better: true}", "needs 'statement' and 'rule'"),
+        ("{id: d, source: T, kind: delta, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1}", "needs 'baseline'"),
+        ("{id: s, source: T, kind: scalar, model: m, metric: top1, unit: '%', higher_is_better: true, tolerance: 1}", "needs 'value' and 'tolerance'"),
+        ("{id: s, source: T, kind: guess, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1}", "field 'kind'"),
+        ("{id: s, source: T, kind: scalar, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: -1}", "field 'tolerance'"),
+        ("{id: s, source: T, kind: scalar, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1, colour: red}", "field 'colour': Extra inputs"),
+        ("{id: Bad Id, source: T, kind: scalar, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1}", "field 'id'"),
+        ("{id: t, source: F, kind: trend, model: m, metric: a, unit: '%', higher_is_better: true, statement: s, rule: {type: rank-correlation, x: metrics.a, y: metrics.b}}", "needs 'sign'"),
+        ("{id: t, source: F, kind: trend, model: m, metric: a, unit: '%', higher_is_better: true, statement: s, rule: {type: loglog-slope, x: width, y: metrics.b, min: 0, max: 1}}", "field 'rule.x'"),
+    ],
+)
+def test_kind_specific_rules(tmp_path: Path, entry: str, message: str) -> None:
+    assert message in error_of(write(tmp_path, f"- {entry}\n"))
+
+
+def test_wrong_paper_and_bad_arxiv_version(tmp_path: Path) -> None:
+    assert "field 'paper': 'demo' is not this reproduction's id 'other'" in error_of(write(tmp_path), paper="other")
+    bad = write(tmp_path, text=GOOD.format(extra="").replace("1905.11946v5", "1905.11946"))
+    assert "field 'arxiv'" in error_of(bad)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("claims: [\n  - a\n", ":2: invalid YAML"),
+        ("- just a list\n", "a mapping with a 'claims' list"),
+        ("claims: []\nextra: 1\n", "unknown top-level key(s) ['extra']"),
+        ("claims:\n  - 42\n", ":2: claim entry 0 is not a mapping"),
+    ],
+)
+def test_file_level_errors(tmp_path: Path, text: str, message: str) -> None:
+    assert message in error_of(write(tmp_path, text=text))
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    assert "cannot read claims file" in error_of(tmp_path / "nope.yaml")
+
+
+def test_registered_claims_of_the_toy_plugin(toy: Path) -> None:
+    claims = registered_claims("toy-paper")
+    assert [c.id for c in claims] == ["mlp-params", "mlp-macs", "mlp-accuracy", "wide-beats-narrow", "accuracy-grows-with-width"]
+    assert claims[3].baseline == "toy-mlp" and claims[4].rule.type == "rank-correlation"

@@ -1,0 +1,79 @@
+"""Run records: schema validation, deterministic ids, atomic never-overwriting writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import records
+from harness.errors import HarnessError
+from tests.conftest import make_record
+
+
+def test_run_id_is_deterministic_and_sensitive_to_what_matters() -> None:
+    args = ("toy-paper", "toy-mlp", "smoke", "digits", "test", {"lr": 0.5, "epochs": 2}, 0)
+    first = records.make_run_id(*args)
+    assert first == records.make_run_id("toy-paper", "toy-mlp", "smoke", "digits", "test", {"epochs": 2, "lr": 0.5}, 0)
+    assert first.startswith("toy-paper.toy-mlp.smoke.digits.test.s0.")
+    assert first != records.make_run_id(*args[:5], {"lr": 0.1, "epochs": 2}, 0)
+    assert first != records.make_run_id(*args[:6], 1)
+    assert first != records.make_run_id("toy-paper", "toy-mlp", "budget", *args[3:])
+
+
+def test_write_is_idempotent_and_refuses_a_different_record(tmp_path: Path) -> None:
+    record = make_record()
+    path = records.write_record(record, tmp_path)
+    before = path.read_bytes()
+    assert records.write_record(record, tmp_path) == path
+    changed = make_record(metrics={"accuracy": 12.0})
+    with pytest.raises(HarnessError, match="a different record with run_id .* already exists"):
+        records.write_record(changed, tmp_path)
+    assert path.read_bytes() == before
+    assert records.read_record(path) == record
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp files left behind
+
+
+def test_a_failed_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def crash(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(records.os, "link", crash)
+    with pytest.raises(OSError):
+        records.write_record(make_record(), tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d.pop("seed"), "field 'seed': Field required"),
+        (lambda d: d.update(tier="medium"), "field 'tier'"),
+        (lambda d: d.update(metrics={"top1": "high"}), "field 'metrics.top1'"),
+        (lambda d: d.update(schema="harness.run/0"), "field 'schema': expected 'harness.run/1'"),
+        (lambda d: d["provenance"].pop("config_hash"), "field 'provenance.config_hash'"),
+        (lambda d: d.update(run_id="Has Spaces"), "field 'run_id'"),
+        (lambda d: d.update(surprise=1), "field 'surprise': Extra inputs"),
+    ],
+)
+def test_validation_names_the_field(tmp_path: Path, mutate, message: str) -> None:
+    data = json.loads(make_record().to_json())
+    mutate(data)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(HarnessError) as err:
+        records.read_record(path)
+    assert str(err.value).startswith(str(path)) and message in str(err.value)
+
+
+def test_invalid_json_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text('{\n "schema": "harness.run/1",\n oops\n}')
+    with pytest.raises(HarnessError, match=r"r.json:3: invalid JSON"):
+        records.read_record(path)
+
+
+def test_record_round_trips_through_json() -> None:
+    record = make_record(config={"lr": 0.1}, claim_ids=["mlp-accuracy"], artifacts={"ckpt": "x.ckpt"})
+    assert records.parse_record(record.to_json(), "mem") == record
