@@ -140,7 +140,8 @@ def _load_group(group: str, kind: type) -> dict[str, Any]:
             continue
         seen.add(key)
         if ep.name in sources:
-            raise HarnessError(f"duplicate {group} id {ep.name!r}: registered by {sources[ep.name]} and by {_source(ep)}")
+            first, second = sources[ep.name], _source(ep)
+            raise HarnessError(f"duplicate {group} id {ep.name!r}: registered by {first} and by {second}")
         sources[ep.name] = _source(ep)
     for ep in entry_points(group=group):
         if ep.name in found:

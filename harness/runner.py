@@ -125,9 +125,11 @@ def resolve_config(
 
 
 def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
-    """The config without where the data lives: the same data elsewhere is the same run (data_hash tells)."""
+    """The config without where the data lives or how it was made: the same data elsewhere is the same run
+    (the record's data_hash says which data it was)."""
     key = copy.deepcopy(resolved)
     key["data"]["init_args"].pop("data_root", None)
+    key.pop("prepare", None)
     return key
 
 
@@ -197,6 +199,13 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
         )  # fmt: skip
         written.append(write_record(record, runs_dir))
     return written
+
+
+def registry_config(paper: str, tier: str) -> Path:
+    """The path of a registered paper's ``configs/<tier>.yaml``."""
+    from harness import registry
+
+    return registry.reproduction(paper).config_path(tier)
 
 
 def run(

@@ -57,10 +57,10 @@ def toy(toy_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     registry.tasks.cache_clear()
 
 
-def harness_cli(*args: str, cwd: Path, site: Path | None = None) -> subprocess.CompletedProcess:
+def harness_cli(*args: str, cwd: Path, site: Path | None = None, src: Path = TOY_SRC) -> subprocess.CompletedProcess:
     """Run the real ``harness`` console script in a subprocess, with ``site`` (and the toy source) on its path."""
     env = dict(os.environ)
-    extra = [str(site), str(TOY_SRC)] if site else []
+    extra = [str(site), str(src)] if site else []
     env["PYTHONPATH"] = os.pathsep.join(extra + [env.get("PYTHONPATH", "")]).strip(os.pathsep)
     exe = Path(sys.executable).parent / "harness"
     return subprocess.run([str(exe), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
@@ -84,5 +84,7 @@ def make_record(**fields):
     }  # fmt: skip
     data.update(fields)
     if "run_id" not in fields:
-        data["run_id"] = f"{data['paper']}.{data['model']}.{data['tier']}.{data['dataset']}.{data['split']}.s{data['seed']}"
+        data["run_id"] = (
+            f"{data['paper']}.{data['model']}.{data['tier']}.{data['dataset']}.{data['split']}.s{data['seed']}"
+        )
     return RunRecord.model_validate(data)

@@ -44,11 +44,19 @@ def error_of(path: Path, paper: str | None = None) -> str:
 
 def test_good_file_merges_defaults(tmp_path: Path) -> None:
     (claim,) = load_claims(write(tmp_path), paper="demo")
-    assert (claim.id, claim.paper, claim.dataset, claim.split, claim.value) == ("b0-top1", "demo", "imagenet-1k", "val", 77.1)
+    assert (claim.id, claim.paper, claim.dataset, claim.split, claim.value) == (
+        "b0-top1",
+        "demo",
+        "imagenet-1k",
+        "val",
+        77.1,
+    )
 
 
 def test_bad_field_names_file_line_entry_and_field(tmp_path: Path) -> None:
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
     - id: b1-top1
       source: Table 2
       kind: scalar
@@ -58,38 +66,74 @@ def test_bad_field_names_file_line_entry_and_field(tmp_path: Path) -> None:
       unit: "%"
       higher_is_better: true
       tolerance: 0.3
-    """)
+    """,
+    )
     message = error_of(path)
     assert message.startswith(f"{path}:16: claim 'b1-top1' (entry 1): field 'value'")
 
 
 def test_missing_field_is_named(tmp_path: Path) -> None:
-    path = write(tmp_path, "- {id: x, source: T, kind: arch, model: m, metric: params_m, value: 1, unit: M, tolerance: 0.1}\n")
+    path = write(
+        tmp_path, "- {id: x, source: T, kind: arch, model: m, metric: params_m, value: 1, unit: M, tolerance: 0.1}\n"
+    )
     assert "claim 'x' (entry 1): field 'higher_is_better': Field required" in error_of(path)
 
 
 def test_entry_without_id_is_named_by_index(tmp_path: Path) -> None:
-    path = write(tmp_path, "- {source: T, kind: arch, model: m, metric: params_m, value: 1, unit: M, higher_is_better: false, tolerance: 0.1}\n")
+    path = write(
+        tmp_path,
+        "- {source: T, kind: arch, model: m, metric: params_m, value: 1, unit: M, higher_is_better: false, tolerance: 0.1}\n",
+    )
     assert "claim entry 1: field 'id': Field required" in error_of(path)
 
 
 def test_duplicate_id_is_an_error(tmp_path: Path) -> None:
-    path = write(tmp_path, "- {id: b0-top1, source: T, kind: scalar, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1}\n")
+    path = write(
+        tmp_path,
+        "- {id: b0-top1, source: T, kind: scalar, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1}\n",
+    )
     assert "duplicate claim id 'b0-top1' (first at entry 0)" in error_of(path)
 
 
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        ("{id: t, source: F1, kind: trend, model: m, metric: top1, unit: '%', higher_is_better: true}", "needs 'statement' and 'rule'"),
-        ("{id: d, source: T, kind: delta, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1}", "needs 'baseline'"),
-        ("{id: s, source: T, kind: scalar, model: m, metric: top1, unit: '%', higher_is_better: true, tolerance: 1}", "needs 'value' and 'tolerance'"),
-        ("{id: s, source: T, kind: guess, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1}", "field 'kind'"),
-        ("{id: s, source: T, kind: scalar, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: -1}", "field 'tolerance'"),
-        ("{id: s, source: T, kind: scalar, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1, colour: red}", "field 'colour': Extra inputs"),
-        ("{id: Bad Id, source: T, kind: scalar, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1}", "field 'id'"),
-        ("{id: t, source: F, kind: trend, model: m, metric: a, unit: '%', higher_is_better: true, statement: s, rule: {type: rank-correlation, x: metrics.a, y: metrics.b}}", "needs 'sign'"),
-        ("{id: t, source: F, kind: trend, model: m, metric: a, unit: '%', higher_is_better: true, statement: s, rule: {type: loglog-slope, x: width, y: metrics.b, min: 0, max: 1}}", "field 'rule.x'"),
+        (
+            "{id: t, source: F1, kind: trend, model: m, metric: top1, unit: '%', higher_is_better: true}",
+            "needs 'statement' and 'rule'",
+        ),
+        (
+            "{id: d, source: T, kind: delta, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1}",
+            "needs 'baseline'",
+        ),
+        (
+            "{id: s, source: T, kind: scalar, model: m, metric: top1, unit: '%', higher_is_better: true, tolerance: 1}",
+            "needs 'value' and 'tolerance'",
+        ),
+        (
+            "{id: s, source: T, kind: guess, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1}",
+            "field 'kind'",
+        ),
+        (
+            "{id: s, source: T, kind: scalar, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: -1}",
+            "field 'tolerance'",
+        ),
+        (
+            "{id: s, source: T, kind: scalar, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1, colour: red}",
+            "field 'colour': Extra inputs",
+        ),
+        (
+            "{id: Bad Id, source: T, kind: scalar, model: m, metric: top1, value: 1, unit: '%', higher_is_better: true, tolerance: 1}",
+            "field 'id'",
+        ),
+        (
+            "{id: t, source: F, kind: trend, model: m, metric: a, unit: '%', higher_is_better: true, statement: s, rule: {type: rank-correlation, x: metrics.a, y: metrics.b}}",
+            "needs 'sign'",
+        ),
+        (
+            "{id: t, source: F, kind: trend, model: m, metric: a, unit: '%', higher_is_better: true, statement: s, rule: {type: loglog-slope, x: width, y: metrics.b, min: 0, max: 1}}",
+            "field 'rule.x'",
+        ),
     ],
 )
 def test_kind_specific_rules(tmp_path: Path, entry: str, message: str) -> None:
@@ -121,5 +165,11 @@ def test_missing_file(tmp_path: Path) -> None:
 
 def test_registered_claims_of_the_toy_plugin(toy: Path) -> None:
     claims = registered_claims("toy-paper")
-    assert [c.id for c in claims] == ["mlp-params", "mlp-macs", "mlp-accuracy", "wide-beats-narrow", "accuracy-grows-with-width"]
+    assert [c.id for c in claims] == [
+        "mlp-params",
+        "mlp-macs",
+        "mlp-accuracy",
+        "wide-beats-narrow",
+        "accuracy-grows-with-width",
+    ]
     assert claims[3].baseline == "toy-mlp" and claims[4].rule.type == "rank-correlation"

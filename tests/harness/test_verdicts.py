@@ -18,7 +18,9 @@ def claim(**fields) -> Claim:
 
 
 def runs(values, tier="full", model="toy-mlp", **fields):
-    return [make_record(seed=i, tier=tier, model=model, metrics={"accuracy": v}, **fields) for i, v in enumerate(values)]
+    return [
+        make_record(seed=i, tier=tier, model=model, metrics={"accuracy": v}, **fields) for i, v in enumerate(values)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -108,8 +110,9 @@ def trend_claim(rule):
 
 def width_runs(pairs):
     return [
-        make_record(seed=i, tier="budget", model=f"toy-mlp-{w}", run_id=f"r{i}", metrics={"accuracy": acc},
-                    config={"width": w})  # fmt: skip
+        make_record(
+            seed=i, tier="budget", model=f"toy-mlp-{w}", run_id=f"r{i}", metrics={"accuracy": acc}, config={"width": w}
+        )  # fmt: skip
         for i, (w, acc) in enumerate(pairs)
     ]
 

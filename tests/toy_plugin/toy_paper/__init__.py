@@ -13,8 +13,16 @@ REPRODUCTION = Reproduction(
     package="toy_paper",
     tasks=("toy-digits",),
     models=(
-        ModelSpec(id="toy-mlp", build="toy_paper.model:ToyMLP", kwargs={"hidden": 16}, input_shape=(1, 64), dataset="digits"),
-        ModelSpec(id="toy-mlp-wide", build="toy_paper.model:ToyMLP", kwargs={"hidden": 64}, input_shape=(1, 64), dataset="digits"),
+        ModelSpec(
+            id="toy-mlp", build="toy_paper.model:ToyMLP", kwargs={"hidden": 16}, input_shape=(1, 64), dataset="digits"
+        ),
+        ModelSpec(
+            id="toy-mlp-wide",
+            build="toy_paper.model:ToyMLP",
+            kwargs={"hidden": 64},
+            input_shape=(1, 64),
+            dataset="digits",
+        ),
     ),
 )
 

@@ -1,0 +1,93 @@
+"""``harness run``: the arch tier by profiling, a real Lightning fit on the toy plugin, idempotent re-runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import runner
+from harness.errors import HarnessError
+from harness.records import read_record
+
+
+def test_arch_tier_profiles_every_model(toy: Path) -> None:
+    paths = runner.run("toy-paper", "arch", runs_dir=toy / "runs")
+    records = sorted((read_record(p) for p in paths), key=lambda r: r.model)
+    assert [(r.model, r.tier, r.split, r.dataset) for r in records] == [
+        ("toy-mlp", "arch", "none", "digits"),
+        ("toy-mlp-wide", "arch", "none", "digits"),
+    ]
+    # 64·16 + 16 + 16·10 + 10 parameters; 64·16 + 16·10 multiply-adds
+    assert records[0].metrics == {"params": 1210, "params_m": 0.00121, "macs": 1184, "macs_m": 0.001184}
+    assert runner.run("toy-paper", "arch", runs_dir=toy / "runs") == paths  # same code, same ids: nothing new
+
+
+def test_smoke_tier_fits_and_records(toy: Path) -> None:
+    (path,) = runner.run("toy-paper", "smoke", runs_dir=toy / "runs")
+    record = read_record(path)
+    assert (record.tier, record.model, record.dataset, record.split, record.seed) == (
+        "smoke",
+        "toy-mlp",
+        "digits",
+        "test",
+        0,
+    )
+    assert set(record.metrics) == {"accuracy", "error"} and record.metrics["accuracy"] > 50
+    assert record.provenance.data_hash == "toy-digits-v1" and record.protocol == "toy-holdout"
+    assert record.config["data"]["init_args"]["data_root"] == "data/toy-digits"
+    assert (toy / "data/toy-digits/digits.npz").exists()  # made by the config's prepare step
+    mtime = path.stat().st_mtime_ns
+    assert runner.run("toy-paper", "smoke", runs_dir=toy / "runs") == [path]
+    assert path.stat().st_mtime_ns == mtime
+
+
+def test_overrides_change_the_run_id(toy: Path) -> None:
+    config = runner.load_config(runner.registry_config("toy-paper", "smoke"), "smoke")
+    from harness import registry
+
+    repro = registry.reproduction("toy-paper")
+    base = runner.plan(repro, runner.resolve_config(config, "smoke", None, None, None))
+    seed = runner.plan(repro, runner.resolve_config(config, "smoke", None, 3, None))
+    model = runner.plan(repro, runner.resolve_config(config, "smoke", "toy-mlp-wide", None, None))
+    moved = runner.plan(repro, runner.resolve_config(config, "smoke", None, None, "/elsewhere/digits"))
+    assert len({base[0].run_id, seed[0].run_id, model[0].run_id}) == 3
+    assert moved == base  # where the data lives is not part of the identity (its hash is recorded)
+
+
+def test_missing_data_root_is_named_before_training(toy: Path) -> None:
+    with pytest.raises(HarnessError, match="nowhere/digits.npz: missing"):
+        runner.run("toy-paper", "smoke", data_root=str(toy / "nowhere"), runs_dir=toy / "runs")
+    assert not (toy / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("tier: smoke\n", "missing key 'model'"),
+        (
+            "model: m\nsystem: {}\ndata: {class_path: x}\nevaluate: [{dataset: d, split: s}]\n",
+            "key 'system' needs 'class_path'",
+        ),
+        ("model: m\nsystem: {class_path: x}\ndata: {class_path: x}\nevaluate: []\n", "key 'evaluate'"),
+        (
+            "tier: full\nmodel: m\nsystem: {class_path: x}\ndata: {class_path: x}\nevaluate: [{dataset: d, split: s}]\n",
+            "'tier' is 'full'",
+        ),
+        ("model: m\nsurprise: 1\n", "unknown key(s) ['surprise']"),
+        ("[1, 2\n", "invalid YAML"),
+    ],
+)
+def test_bad_configs_name_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "smoke.yaml"
+    path.write_text(text)
+    with pytest.raises(HarnessError) as err:
+        runner.load_config(path, "smoke")
+    assert str(err.value).startswith(str(path)) and message in str(err.value)
+
+
+def test_unknown_tier_config_and_model(toy: Path) -> None:
+    with pytest.raises(HarnessError, match="no 'full' config for 'toy-paper'; tiers available: arch, smoke, budget"):
+        runner.run("toy-paper", "full", runs_dir=toy / "runs")
+    with pytest.raises(HarnessError, match="has no model 'toy-cnn'"):
+        runner.run("toy-paper", "smoke", model="toy-cnn", runs_dir=toy / "runs")
