@@ -153,4 +153,3 @@ def score(references: Path, predictions: Path) -> dict[str, float]:
     top5 = sum(labels[item_id] in guess[:MAX_GUESSES] for item_id, guess in guesses.items())
     top1_pct = 100.0 * top1 / len(labels)
     return {"top1": top1_pct, "top5": 100.0 * top5 / len(labels), "error": 100.0 - top1_pct}
-
