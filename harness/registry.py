@@ -46,7 +46,8 @@ class ModelSpec:
     """A named model variant: how to build it and the input it is profiled at.
 
     ``input_shape`` is one batch-1 input at the paper's resolution, e.g. ``(1, 3, 224, 224)``;
-    ``dataset`` is the dataset that resolution belongs to (arch records and claims carry it).
+    ``dataset`` is the dataset that resolution belongs to (arch records and claims carry it);
+    ``test_input_shape`` is a small input the contract tests run forward and backward (default: input_shape).
     """
 
     id: str
@@ -55,6 +56,7 @@ class ModelSpec:
     dataset: str
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     input_dtype: str = "float32"
+    test_input_shape: tuple[int, ...] | None = None
 
     def instantiate(self, **overrides: Any) -> Any:
         """Build the ``nn.Module`` (imports the model code on first use)."""
@@ -113,6 +115,9 @@ class Task:
 
     ``score`` names a callable ``(references: Path, predictions: Path, **options) -> dict[str, float]``;
     ``options`` are the extra ``harness score`` flags it accepts (e.g. ``("na_probs",)``), each a path.
+    ``example`` names a callable ``(root: Path, task_id: str) -> dict[str, Path]`` that writes a tiny
+    references/predictions pair in the task's official formats (keys ``references``, ``predictions`` and
+    any options); the contract tests score it and check the keys.
     """
 
     id: str
@@ -120,6 +125,7 @@ class Task:
     score: str
     keys: tuple[str, ...]
     options: tuple[str, ...] = ()
+    example: str | None = None
 
     def scorer(self) -> Callable[..., dict[str, float]]:
         return load_object(self.score)

@@ -145,6 +145,7 @@ def _task(task_id: str) -> Task:
         title=f"GLUE {layout.title}, dev set",
         score=f"tasks.glue.score:{layout.scorer_name}",
         keys=layout.metrics,
+        example="tasks.glue.fixtures:example",
     )
 
 

@@ -131,3 +131,16 @@ def write_tiny_glue(root: Path | str, task: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
     return path
+
+
+def example(root: Path | str, task_id: str) -> dict[str, Path]:
+    """A tiny scoring example for a GLUE task: its dev TSV and a submission predicting the gold labels, except
+    that the first and last predictions are swapped."""
+    from tasks.glue.score import read_references, write_predictions
+
+    references = write_tiny_glue(root, task_id)
+    gold = read_references(task_id, references)
+    ids = list(gold)
+    predictions = dict(gold)
+    predictions[ids[0]], predictions[ids[-1]] = gold[ids[-1]], gold[ids[0]]
+    return {"references": references, "predictions": write_predictions(Path(root) / "predictions.tsv", predictions)}

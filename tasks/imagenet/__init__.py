@@ -20,4 +20,5 @@ IMAGENET_1K = Task(
     title="ImageNet (ILSVRC-2012)",
     score="tasks.imagenet.score:score",
     keys=("top1", "top5", "error"),
+    example="tasks.imagenet.fixtures:example",
 )

@@ -223,3 +223,22 @@ def _build_tiny(root: Path, spec: dict) -> None:
     train = [(wnid, f"{wnid}_{i}.JPEG", noise(i)) for wnid in wnids for i in range(spec["per_class"])]
     val = [(noise(i), wnid) for i in range(spec["val_per_class"]) for wnid in wnids]
     _write_ilsvrc(root, train, val, wnids, spec["val_layout"])
+
+
+def example(root: Path, task_id: str) -> dict[str, Path]:
+    """A tiny scoring example: references ``id,label`` and predictions ``id,prediction,p2..p5`` for 4 images,
+    2 right at top-1 and one more within the top 5 (top1 50, top5 75)."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    wnids = placeholder_wnids(6)
+    labels = {f"ILSVRC2012_val_{i:08d}": wnids[i] for i in range(1, 5)}
+    guesses = {
+        "ILSVRC2012_val_00000001": [wnids[1], *wnids[2:6]],
+        "ILSVRC2012_val_00000002": [wnids[2], *wnids[3:6], wnids[0]],
+        "ILSVRC2012_val_00000003": [wnids[0], wnids[3], wnids[1], wnids[2], wnids[4]],
+        "ILSVRC2012_val_00000004": [wnids[0], wnids[1], wnids[2], wnids[3], wnids[5]],
+    }
+    references, predictions = root / "labels.csv", root / "predictions.csv"
+    _write_csv(references, ["id", "label"], ([key, label] for key, label in labels.items()))
+    _write_csv(predictions, ["id", "prediction", "p2", "p3", "p4", "p5"], ([key, *g] for key, g in guesses.items()))
+    return {"references": references, "predictions": predictions}

@@ -35,6 +35,7 @@ SQUAD_V1_1 = Task(
     title="SQuAD v1.1 (Stanford Question Answering Dataset), dev set",
     score="tasks.squad.score:score_v1",
     keys=V1_1_KEYS,
+    example="tasks.squad.fixtures:example",
 )
 
 SQUAD_V2_0 = Task(
@@ -43,4 +44,5 @@ SQUAD_V2_0 = Task(
     score="tasks.squad.score:score_v2",
     keys=V2_0_KEYS,
     options=("na_probs",),
+    example="tasks.squad.fixtures:example",
 )

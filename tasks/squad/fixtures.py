@@ -89,3 +89,20 @@ def write_tiny_squad(root: Path | str, version: str = "1.1") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     return path
+
+
+def example(root: Path | str, task_id: str) -> dict[str, Path]:
+    """A tiny scoring example for ``squad-v1.1`` / ``squad-v2.0``: the dev file, predictions (the first gold
+    answer, a wrong answer for one question, "" for unanswerable ones) and, for v2.0, no-answer probabilities."""
+    version = task_id.removeprefix("squad-v")
+    references = write_tiny_squad(root, version)
+    questions = [qa for article in tiny_squad(version)["data"] for para in article["paragraphs"] for qa in para["qas"]]
+    predictions = {qa["id"]: (qa["answers"][0]["text"] if qa["answers"] else "") for qa in questions}
+    predictions[questions[0]["id"]] = "a wrong answer"
+    files = {"references": references, "predictions": Path(root) / "predictions.json"}
+    files["predictions"].write_text(json.dumps(predictions), encoding="utf-8")
+    if version == "2.0":
+        files["na_probs"] = Path(root) / "na_probs.json"
+        probs = {qa["id"]: (0.9 if not qa["answers"] else 0.1) for qa in questions}
+        files["na_probs"].write_text(json.dumps(probs), encoding="utf-8")
+    return files
