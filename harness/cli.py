@@ -100,7 +100,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.runner import run
     from harness.store import ingest
 
-    paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config)
+    paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint)
     for path in paths:
         print(path)
     return _report_ingest(ingest())
@@ -143,6 +143,28 @@ def cmd_report(args: argparse.Namespace) -> int:
         }
         print(f"\n{len(rows)} claim(s): " + ", ".join(f"{n} {status}" for status, n in counts.items()))
     return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    """Replace this process with ``streamlit run leaderboard/app.py``: headless (no browser is opened), no telemetry."""
+    import importlib.util
+    import os
+
+    from harness.errors import HarnessError
+
+    spec = importlib.util.find_spec("streamlit")
+    app = importlib.util.find_spec("leaderboard.app")
+    if spec is None or app is None or app.origin is None:
+        raise HarnessError("the leaderboard needs streamlit and the leaderboard package: run `bash setup.sh`")
+    argv = [
+        sys.executable, "-m", "streamlit", "run", app.origin, "--server.headless", "true",
+        "--server.port", str(args.port), "--server.address", args.address, "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none", "--", "--db", str(Path(args.db).resolve()),
+    ]  # fmt: skip
+    print(f"leaderboard: http://{args.address}:{args.port}/ over {args.db} (Ctrl-C stops it)", file=sys.stderr)
+    sys.stderr.flush()
+    os.execv(sys.executable, argv)
+    return 0  # not reached: execv replaces the process
 
 
 def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
@@ -200,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int)
     p.add_argument("--data-root")
     p.add_argument("--config", type=Path, help="a tier config to use instead of the paper's configs/<tier>.yaml")
+    p.add_argument("--checkpoint", help="weights to evaluate (tier weights): .safetensors or a torch state dict")
     p = command("score", "score predictions against references in the task's official format")
     p.add_argument("task")
     p.add_argument("--references", required=True)
@@ -207,12 +230,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("ingest", "load run records into results/harness.duckdb (idempotent)", json_flag=False)
     p.add_argument("files", nargs="*", type=Path, help="record files or folders (default: results/runs/)")
     command("report", "verdict per claim").add_argument("--paper")
+    p = command("leaderboard", "serve the Streamlit leaderboard (headless: open the printed URL)", json_flag=False)
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--address", default="127.0.0.1", help="interface to listen on (0.0.0.0: every interface)")
+    p.add_argument("--db", default="results/harness.duckdb", help="the database to show (default: %(default)s)")
     return parser
 
 
 HANDLERS = {
     "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
-    "ingest": cmd_ingest, "report": cmd_report,
+    "ingest": cmd_ingest, "report": cmd_report, "leaderboard": cmd_leaderboard,
 }  # fmt: skip
 
 

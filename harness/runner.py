@@ -31,7 +31,9 @@ from harness.records import (
 )
 from harness.registry import Reproduction, load_object
 
-CONFIG_KEYS = {"tier", "model", "seed", "protocol", "fit", "prepare", "system", "data", "trainer", "evaluate"}
+CONFIG_KEYS = {
+    "tier", "model", "seed", "protocol", "fit", "prepare", "system", "data", "trainer", "evaluate", "overrides",
+}  # fmt: skip
 LIGHTNING_DIR = Path("results/lightning")
 
 
@@ -108,9 +110,15 @@ def load_config(path: Path, tier: str) -> dict[str, Any]:
 
 
 def resolve_config(
-    config: dict[str, Any], tier: str, model: str | None, seed: int | None, data_root: str | None
+    config: dict[str, Any],
+    tier: str,
+    model: str | None,
+    seed: int | None,
+    data_root: str | None,
+    checkpoint: str | None = None,
 ) -> dict[str, Any]:
-    """Apply the command-line overrides; the result is what the run's id and record are made from."""
+    """Apply the model's ``overrides`` and the command-line overrides; the result is what the run's id and
+    record are made from."""
     resolved = copy.deepcopy(config)
     resolved["tier"] = tier
     resolved["model"] = model or config["model"]
@@ -118,10 +126,40 @@ def resolve_config(
     resolved.setdefault("fit", True)
     resolved["data"].setdefault("init_args", {})
     resolved["system"].setdefault("init_args", {})
+    for dotted, value in (resolved.pop("overrides", None) or {}).get(resolved["model"], {}).items():
+        _set_dotted(resolved, dotted, value)
     if data_root is not None:
         resolved["data"]["init_args"]["data_root"] = data_root
         resolved.pop("prepare", None)  # the user's data is used as it is
+    if checkpoint is not None:
+        resolved["system"]["init_args"]["checkpoint"] = checkpoint
+    if not resolved["fit"] and not resolved["system"]["init_args"].get("checkpoint"):
+        raise HarnessError(f"tier {tier!r} evaluates given weights: pass --checkpoint PATH (or set it in --config)")
     return resolved
+
+
+def _set_dotted(config: dict[str, Any], dotted: str, value: Any) -> None:
+    """``overrides`` rows name keys like ``data.init_args.image_size``; every parent must exist."""
+    *parents, last = dotted.split(".")
+    node = config
+    for part in parents:
+        if not isinstance(node.get(part), dict):
+            raise HarnessError(f"override {dotted!r}: the config has no mapping {part!r} on that path")
+        node = node[part]
+    node[last] = value
+
+
+def _file_sha256(path: str) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise HarnessError(f"{path}: cannot read the checkpoint: {exc.strerror}") from exc
+    return digest.hexdigest()
 
 
 def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
@@ -130,11 +168,15 @@ def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
     key = copy.deepcopy(resolved)
     key["data"]["init_args"].pop("data_root", None)
     key.pop("prepare", None)
+    checkpoint = key["system"]["init_args"].pop("checkpoint", None)
+    if checkpoint:  # the weights, not where they lie, make the run
+        key["checkpoint_sha256"] = _file_sha256(checkpoint)
     return key
 
 
-def plan(repro: Reproduction, resolved: dict[str, Any]) -> list[Evaluation]:
-    key = _identity(resolved)
+def plan(repro: Reproduction, resolved: dict[str, Any], key: dict[str, Any] | None = None) -> list[Evaluation]:
+    """The run id of each ``evaluate`` entry (``key``: the run's identity, computed here when not given)."""
+    key = key if key is not None else _identity(resolved)
     return [
         Evaluation(
             e["dataset"],
@@ -164,7 +206,8 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     """Prepare data, fit (unless ``fit: false``) and test; write one record per ``evaluate`` entry."""
     import pytorch_lightning as pl
 
-    evaluations = plan(repro, resolved)
+    identity = _identity(resolved)
+    evaluations = plan(repro, resolved, identity)
     paths = [record_path(e.run_id, runs_dir) for e in evaluations]
     if all(path.exists() for path in paths):
         print(f"already recorded: {', '.join(p.name for p in paths)}", file=sys.stderr)
@@ -188,7 +231,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     finished = now()
     if len(results) != len(evaluations):
         raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")
-    provenance = _provenance(_identity(resolved), getattr(datamodule, "data_hash", None))
+    provenance = _provenance(identity, getattr(datamodule, "data_hash", None))
     written = []
     for index, evaluation in enumerate(evaluations):
         record = RunRecord(
@@ -216,6 +259,7 @@ def run(
     data_root: str | None = None,
     config_path: Path | None = None,
     runs_dir: Path = RUNS_DIR,
+    checkpoint: str | None = None,
 ) -> list[Path]:
     """Run one tier of one paper and return the paths of its run records."""
     from harness import registry
@@ -228,6 +272,6 @@ def run(
     path = config_path or repro.config_path(tier)
     if not path.exists():
         raise HarnessError(f"{path}: no {tier!r} config for {paper!r}; tiers available: {', '.join(repro.tiers)}")
-    resolved = resolve_config(load_config(path, tier), tier, model, seed, data_root)
+    resolved = resolve_config(load_config(path, tier), tier, model, seed, data_root, checkpoint)
     repro.model(resolved["model"])
     return run_training(repro, resolved, runs_dir)

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from reproductions.efficientnet.variants import CROP_PADDING, VARIANTS, Variant, eval_crop_fraction  # noqa: F401
+
 
 @dataclass(frozen=True)
 class Stage:
@@ -50,7 +52,7 @@ class Stage:
 
 # Table 1 of the paper (EfficientNet-B0), stages 2-8. Stage 1 is the stem conv, stage 9 the head.
 B0_STAGES: tuple[Stage, ...] = (
-    #     expand kernel stride repeats  in  out      operator    input resolution
+    # Stage(expand, kernel, stride, repeats, in, out)  # operator, input resolution of the stage
     Stage(1, 3, 1, 1, 32, 16),  # MBConv1, k3x3   112 x 112
     Stage(6, 3, 2, 2, 16, 24),  # MBConv6, k3x3   112 x 112 -> 56
     Stage(6, 5, 2, 2, 24, 40),  # MBConv6, k5x5    56 x 56  -> 28
@@ -66,36 +68,6 @@ CHANNEL_DIVISOR = 8
 BN_MOMENTUM = 0.01  # PyTorch convention: 1 - TF's 0.99
 BN_EPS = 1e-3
 SURVIVAL_PROB = 0.8
-
-
-@dataclass(frozen=True)
-class Variant:
-    """Compound-scaling row: width and depth multipliers, input resolution and classifier dropout."""
-
-    width: float
-    depth: float
-    resolution: int
-    dropout: float
-
-
-# efficientnet_builder.efficientnet_params of the official code (phi = 0..7 of Section 3.3, rounded by the authors).
-VARIANTS: dict[str, Variant] = {
-    "b0": Variant(width=1.0, depth=1.0, resolution=224, dropout=0.2),
-    "b1": Variant(width=1.0, depth=1.1, resolution=240, dropout=0.2),
-    "b2": Variant(width=1.1, depth=1.2, resolution=260, dropout=0.3),
-    "b3": Variant(width=1.2, depth=1.4, resolution=300, dropout=0.3),
-    "b4": Variant(width=1.4, depth=1.8, resolution=380, dropout=0.4),
-    "b5": Variant(width=1.6, depth=2.2, resolution=456, dropout=0.4),
-    "b6": Variant(width=1.8, depth=2.6, resolution=528, dropout=0.5),
-    "b7": Variant(width=2.0, depth=3.1, resolution=600, dropout=0.5),
-}
-
-CROP_PADDING = 32  # official eval: center crop res / (res + 32) of the shorter side, then resize to res
-
-
-def eval_crop_fraction(resolution: int) -> float:
-    """Fraction of the shorter image side kept by the official center crop (0.875 for B0 at 224)."""
-    return resolution / (resolution + CROP_PADDING)
 
 
 def round_filters(channels: int, width: float) -> int:
@@ -170,9 +142,7 @@ class MBConv(nn.Module):
     ) -> None:
         super().__init__()
         hidden = in_channels * expand_ratio
-        self.expand = (
-            ConvBNAct(in_channels, hidden, 1, bn_momentum=bn_momentum) if expand_ratio != 1 else nn.Identity()
-        )
+        self.expand = ConvBNAct(in_channels, hidden, 1, bn_momentum=bn_momentum) if expand_ratio != 1 else nn.Identity()
         self.depthwise = ConvBNAct(hidden, hidden, kernel, stride, groups=hidden, bn_momentum=bn_momentum)
         self.se = SqueezeExcitation(hidden, max(1, int(in_channels * SE_RATIO)))
         self.project = ConvBNAct(hidden, out_channels, 1, act=False, bn_momentum=bn_momentum)

@@ -24,7 +24,7 @@ def test_run_arch_then_report_json(toy_site: Path, tmp_path: Path) -> None:
     assert by_id["mlp-params"]["status"] == "reproduced" and by_id["mlp-params"]["tier"] == "arch"
     assert by_id["mlp-macs"]["status"] == "not-reproduced"  # 0.001184 M against 0.002 ± 0.0001
     assert by_id["mlp-accuracy"]["status"] == "not-run"
-    human = harness_cli("report", cwd=tmp_path, site=toy_site).stdout
+    human = harness_cli("report", "--paper", "toy-paper", cwd=tmp_path, site=toy_site).stdout
     assert "mlp-params" in human and "5 claim(s): 1 reproduced, 1 not-reproduced, 0 inconclusive, 3 not-run" in human
 
 

@@ -91,3 +91,31 @@ def test_unknown_tier_config_and_model(toy: Path) -> None:
         runner.run("toy-paper", "full", runs_dir=toy / "runs")
     with pytest.raises(HarnessError, match="has no model 'toy-cnn'"):
         runner.run("toy-paper", "smoke", model="toy-cnn", runs_dir=toy / "runs")
+
+
+def test_model_overrides_and_weights_checkpoint(toy: Path, tmp_path: Path) -> None:
+    config = runner.load_config(runner.registry_config("toy-paper", "smoke"), "smoke")
+    config["overrides"] = {"toy-mlp-wide": {"system.init_args.lr": 0.05, "data.init_args.batch_size": 8}}
+    wide = runner.resolve_config(config, "smoke", "toy-mlp-wide", None, None)
+    assert (wide["system"]["init_args"]["lr"], wide["data"]["init_args"]["batch_size"]) == (0.05, 8)
+    assert "overrides" not in wide
+    narrow = runner.resolve_config(config, "smoke", None, None, None)
+    assert narrow["system"]["init_args"]["lr"] == 0.5
+    config["overrides"] = {"toy-mlp": {"nowhere.lr": 1}}
+    with pytest.raises(HarnessError, match="override 'nowhere.lr': the config has no mapping 'nowhere'"):
+        runner.resolve_config(config, "smoke", None, None, None)
+    config.pop("overrides")
+    config["fit"] = False
+    with pytest.raises(HarnessError, match="evaluates given weights: pass --checkpoint"):
+        runner.resolve_config(config, "smoke", None, None, None)
+    weights_a, weights_b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    weights_a.write_bytes(b"weights A")
+    weights_b.write_bytes(b"weights B")
+    from harness import registry
+
+    repro = registry.reproduction("toy-paper")
+    plan_a = runner.plan(repro, runner.resolve_config(config, "smoke", None, None, None, str(weights_a)))
+    plan_b = runner.plan(repro, runner.resolve_config(config, "smoke", None, None, None, str(weights_b)))
+    weights_a.rename(tmp_path / "moved.safetensors")
+    moved = runner.plan(repro, runner.resolve_config(config, "smoke", None, None, None, str(tmp_path / "moved.safetensors")))
+    assert plan_a != plan_b and plan_a == moved  # identified by the weights' hash, not their path

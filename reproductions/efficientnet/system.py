@@ -1,0 +1,277 @@
+"""Lightning system for EfficientNet (arXiv 1905.11946v5) with the paper's ImageNet training recipe.
+
+Section 5.2 of the paper: RMSProp with decay 0.9 and momentum 0.9, batch-norm momentum 0.99, weight decay 1e-5,
+initial learning rate 0.256 decayed by 0.97 every 2.4 epochs, swish, AutoAugment (a data-side option), stochastic
+depth with survival probability 0.8, dropout 0.2 (B0) .. 0.5 (B7). Details the paper leaves out are taken from the
+authors' released code (tensorflow/tpu, models/official/efficientnet, ``main.py`` and ``utils.py``):
+
+- learning rate 0.016 per 256 images, scaled linearly with the global batch (0.256 at 4096); 5 epochs of linear
+  warm-up from 0 (``lr_warmup_epochs=5``), then the staircase 0.97 decay counted from step 0
+  (``tf.train.exponential_decay(..., staircase=True)``), so warm-up ends at 0.97**2 of the peak;
+- ``tf.train.RMSPropOptimizer(lr, decay=0.9, momentum=0.9, epsilon=1e-3)``: epsilon sits inside the square root,
+  the mean-square accumulator starts at 1 and the learning rate multiplies the gradient before the momentum
+  buffer; torch's RMSprop differs in all three, so :class:`RMSpropTF` implements the TF update;
+- weight decay as an L2 term ``1e-5 * sum(||w||^2 / 2)`` added to the loss for every trainable variable except
+  batch-norm ones (conv kernels, SE and classifier biases included); its gradient ``1e-5 * w`` is added to the
+  gradient before RMSProp, exactly what the optimizer's ``weight_decay`` on the non-BN parameter group does;
+- softmax cross-entropy with label smoothing 0.1 (``--label_smoothing`` default 0.1);
+- an exponential moving average of the weights and of the BN statistics, decay 0.9999 with TF's
+  ``num_updates`` ramp ``min(decay, (1 + t) / (10 + t))``; evaluation uses the averaged weights.
+
+Batches are ``(images, labels)``: float ``(N, 3, H, W)`` images and long ``(N,)`` class indices.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+from pytorch_lightning.callbacks import Callback, WeightAveraging
+from torch import nn
+from torchmetrics import MetricCollection
+from torchmetrics.classification import MulticlassAccuracy
+
+from harness.errors import HarnessError
+from reproductions.efficientnet.model import BN_MOMENTUM, SURVIVAL_PROB, VARIANTS, efficientnet
+
+MODEL_PREFIX = "efficientnet-"
+
+
+def parse_variant(model: str) -> str:
+    """``"efficientnet-b3"`` -> ``"b3"``; anything else is an error naming the known ids."""
+    variant = model.removeprefix(MODEL_PREFIX)
+    if not model.startswith(MODEL_PREFIX) or variant not in VARIANTS:
+        known = ", ".join(MODEL_PREFIX + v for v in VARIANTS)
+        raise HarnessError(f"unknown EfficientNet model id {model!r}; known: {known}")
+    return variant
+
+
+def learning_rate(
+    step: int,
+    steps_per_epoch: float,
+    peak_lr: float,
+    warmup_epochs: float = 5.0,
+    decay_epochs: float = 2.4,
+    decay_factor: float = 0.97,
+) -> float:
+    """Official schedule (utils.build_learning_rate, 'exponential'): linear warm-up, then staircase decay."""
+    warmup_steps = int(warmup_epochs * steps_per_epoch)
+    if step < warmup_steps:
+        return peak_lr * step / warmup_steps
+    return peak_lr * decay_factor ** math.floor(step / (decay_epochs * steps_per_epoch))
+
+
+def tf_ema_avg_fn(decay: float) -> Callable[[torch.Tensor, torch.Tensor, torch.Tensor | int], torch.Tensor]:
+    """``AveragedModel`` update of ``tf.train.ExponentialMovingAverage(decay, num_updates=global_step)``."""
+
+    def update(averaged: torch.Tensor, current: torch.Tensor, num_updates: torch.Tensor | int) -> torch.Tensor:
+        if not averaged.is_floating_point():  # integer buffers (BN's num_batches_tracked) are copied
+            return current
+        d = min(decay, (1.0 + float(num_updates)) / (10.0 + float(num_updates)))
+        return averaged + (1.0 - d) * (current - averaged)
+
+    return update
+
+
+class RMSpropTF(torch.optim.Optimizer):
+    """TF-1 ``RMSPropOptimizer``: ms <- a ms + (1-a) g^2; mom <- m mom + lr g / sqrt(ms + eps); w <- w - mom.
+
+    ``ms`` starts at 1 (TF's ``ones_initializer``), ``mom`` at 0. ``weight_decay`` adds ``wd * w`` to the
+    gradient first, i.e. the gradient of an L2 loss ``wd * ||w||^2 / 2``.
+    """
+
+    def __init__(
+        self,
+        params: Iterable[torch.Tensor] | Iterable[dict],
+        lr: float = 0.256,
+        alpha: float = 0.9,
+        momentum: float = 0.9,
+        eps: float = 1e-3,
+        weight_decay: float = 0.0,
+    ) -> None:
+        super().__init__(params, dict(lr=lr, alpha=alpha, momentum=momentum, eps=eps, weight_decay=weight_decay))
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], torch.Tensor] | None = None) -> torch.Tensor | None:
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = p.grad.add(p, alpha=group["weight_decay"]) if group["weight_decay"] else p.grad
+                state = self.state[p]
+                if not state:
+                    state["ms"] = torch.ones_like(p)
+                    state["mom"] = torch.zeros_like(p)
+                ms, mom = state["ms"], state["mom"]
+                ms.mul_(group["alpha"]).addcmul_(grad, grad, value=1.0 - group["alpha"])
+                mom.mul_(group["momentum"]).addcdiv_(grad, ms.add(group["eps"]).sqrt_(), value=group["lr"])
+                p.sub_(mom)
+        return loss
+
+
+def load_weights(model: nn.Module, path: str | Path) -> None:
+    """Load a state dict safely: ``.safetensors``, or a torch file read with ``weights_only=True``.
+
+    Accepts this model's own keys, or a Lightning checkpoint of :class:`EfficientNetSystem` (keys ``model.*``
+    under ``state_dict``, which hold the EMA weights when training used them).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise HarnessError(f"{path}: weights file not found")
+    try:
+        if path.suffix == ".safetensors":
+            from safetensors.torch import load_file
+
+            state = load_file(str(path))
+        else:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # a corrupt or unsafe file is named, not hidden behind a traceback
+        raise HarnessError(f"{path}: cannot read weights: {exc}") from exc
+    state = state.get("state_dict", state)
+    if state and all(key.startswith("model.") for key in state):
+        state = {key.removeprefix("model."): value for key, value in state.items()}
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as exc:
+        raise HarnessError(f"{path}: weights do not fit the model: {exc}") from exc
+
+
+def accuracy_metrics(num_classes: int, prefix: str) -> MetricCollection:
+    """``top1``, ``top5`` and ``error`` in percent (micro-averaged over images, as ImageNet accuracy is)."""
+
+    def acc(k: int) -> MulticlassAccuracy:
+        return MulticlassAccuracy(num_classes=num_classes, top_k=min(k, num_classes), average="micro")
+
+    metrics = {"top1": 100 * acc(1), "top5": 100 * acc(5), "error": 100 - 100 * acc(1)}
+    return MetricCollection(metrics, prefix=prefix, compute_groups=False)
+
+
+class EfficientNetSystem(pl.LightningModule):
+    """EfficientNet-B0..B7 trained and evaluated on ImageNet-format batches with the official recipe."""
+
+    def __init__(
+        self,
+        model: str = "efficientnet-b0",
+        num_classes: int = 1000,
+        image_size: int | None = None,
+        dropout: float | None = None,
+        survival_prob: float = SURVIVAL_PROB,
+        bn_momentum: float = BN_MOMENTUM,
+        lr: float = 0.256,
+        lr_batch_size: int = 4096,
+        rmsprop_decay: float = 0.9,
+        momentum: float = 0.9,
+        eps: float = 1e-3,
+        weight_decay: float = 1e-5,
+        warmup_epochs: float = 5.0,
+        lr_decay_epochs: float = 2.4,
+        lr_decay_factor: float = 0.97,
+        label_smoothing: float = 0.1,
+        ema_decay: float = 0.9999,
+        checkpoint: str | None = None,
+    ) -> None:
+        """``lr`` is the peak rate at a global batch of ``lr_batch_size`` images; the run scales it linearly.
+
+        ``image_size`` is the resolution the data must arrive at (the variant's own by default; smaller for the
+        smoke tier). ``bn_momentum`` is PyTorch's (0.01 = TF's 0.99). ``ema_decay=0`` trains without weight
+        averaging. ``checkpoint`` loads weights for evaluation (see :func:`load_weights`).
+        """
+        super().__init__()
+        self.save_hyperparameters()
+        self.variant = parse_variant(model)
+        self.image_size = image_size or VARIANTS[self.variant].resolution
+        self.model = efficientnet(
+            self.variant, num_classes, dropout=dropout, survival_prob=survival_prob, bn_momentum=bn_momentum
+        )
+        if checkpoint is not None:
+            load_weights(self.model, checkpoint)
+        self.val_metrics = accuracy_metrics(num_classes, prefix="val/")
+        self.test_metrics = nn.ModuleList()  # one collection per test dataloader, made in on_test_start
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.model(images)  # (N, 3, H, W) -> (N, num_classes) logits
+
+    def _check_resolution(self, images: torch.Tensor) -> None:
+        if images.shape[-2:] != (self.image_size, self.image_size):
+            raise HarnessError(
+                f"{self.hparams.model} expects {self.image_size}x{self.image_size} images but the data module gave "
+                f"{tuple(images.shape[-2:])}; set the system's image_size or the data module's to match"
+            )
+
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        images, labels = batch
+        self._check_resolution(images)
+        loss = F.cross_entropy(self(images), labels, label_smoothing=self.hparams.label_smoothing)
+        self.log("train/loss", loss, prog_bar=True)
+        self.log("train/lr", self.lr_schedulers().get_last_lr()[0])
+        return loss
+
+    def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
+        images, labels = batch
+        self._check_resolution(images)
+        self.val_metrics.update(self(images), labels)
+        self.log_dict(self.val_metrics, prog_bar=True)
+
+    def on_test_start(self) -> None:
+        loaders = len(self.trainer.num_test_batches)
+        self.test_metrics = nn.ModuleList(
+            accuracy_metrics(self.hparams.num_classes, prefix="test/") for _ in range(loaders)
+        ).to(self.device)
+
+    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
+        images, labels = batch
+        self._check_resolution(images)
+        metrics = self.test_metrics[dataloader_idx]
+        metrics.update(self(images), labels)
+        self.log_dict(metrics)  # Lightning adds /dataloader_idx_<i> when there are several test loaders
+
+    def configure_optimizers(self) -> dict:
+        hp = self.hparams
+        steps_per_epoch, global_batch = self._loop_sizes()
+        peak_lr = hp.lr * global_batch / hp.lr_batch_size
+        optimizer = RMSpropTF(
+            self._param_groups(hp.weight_decay),
+            lr=peak_lr,
+            alpha=hp.rmsprop_decay,
+            momentum=hp.momentum,
+            eps=hp.eps,
+        )
+
+        def factor(step: int) -> float:
+            return learning_rate(step, steps_per_epoch, 1.0, hp.warmup_epochs, hp.lr_decay_epochs, hp.lr_decay_factor)
+
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    def configure_callbacks(self) -> list[Callback]:
+        """The EMA of weights and BN statistics; validation runs on it and it replaces the weights after fit."""
+        if not self.hparams.ema_decay:
+            return []
+        return [WeightAveraging(avg_fn=tf_ema_avg_fn(self.hparams.ema_decay), use_buffers=True)]
+
+    def _param_groups(self, weight_decay: float) -> list[dict]:
+        """Official L2 covers every trainable variable except batch-norm scale and offset."""
+        bn = {id(p) for m in self.model.modules() if isinstance(m, nn.BatchNorm2d) for p in m.parameters()}
+        decayed = [p for p in self.model.parameters() if id(p) not in bn]
+        plain = [p for p in self.model.parameters() if id(p) in bn]
+        return [{"params": decayed, "weight_decay": weight_decay}, {"params": plain, "weight_decay": 0.0}]
+
+    def _loop_sizes(self) -> tuple[float, int]:
+        """Optimizer steps per epoch and the global batch (per-device batch x devices x accumulation)."""
+        trainer = self.trainer
+        trainer.fit_loop.setup_data()  # loads the train loader now, as Lightning's estimated_stepping_batches does
+        steps_per_epoch = max(1.0, trainer.num_training_batches / trainer.accumulate_grad_batches)
+        batch_size = getattr(trainer.train_dataloader, "batch_size", None)
+        if not batch_size:
+            raise HarnessError(
+                "EfficientNetSystem scales the learning rate by the batch size: the train loader has none"
+            )
+        return steps_per_epoch, batch_size * trainer.world_size * trainer.accumulate_grad_batches

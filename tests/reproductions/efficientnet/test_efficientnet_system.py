@@ -1,0 +1,187 @@
+"""EfficientNet Lightning system: the official recipe's pieces, one real training step, metrics, weights, configs."""
+
+from __future__ import annotations
+
+import inspect
+import math
+from pathlib import Path
+
+import pytest
+import pytorch_lightning as pl
+import torch
+import yaml
+from safetensors.torch import save_file
+from torch.utils.data import DataLoader, TensorDataset
+
+from harness.errors import HarnessError
+from harness.registry import load_object
+from harness.runner import load_config
+from reproductions.efficientnet.model import efficientnet
+from reproductions.efficientnet.system import (
+    EfficientNetSystem,
+    RMSpropTF,
+    learning_rate,
+    load_weights,
+    parse_variant,
+    tf_ema_avg_fn,
+)
+
+CONFIGS = Path(__file__).resolve().parents[3] / "reproductions" / "efficientnet" / "configs"
+
+
+def _loader(n: int = 8, size: int = 32, classes: int = 10, batch_size: int = 4) -> DataLoader:
+    g = torch.Generator().manual_seed(0)
+    images = torch.randn(n, 3, size, size, generator=g)
+    labels = torch.randint(0, classes, (n,), generator=g)
+    return DataLoader(TensorDataset(images, labels), batch_size=batch_size)
+
+
+def _trainer(**kwargs) -> pl.Trainer:
+    options = dict(
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    return pl.Trainer(**{**options, **kwargs})
+
+
+def _system(**kwargs) -> EfficientNetSystem:
+    torch.manual_seed(0)
+    return EfficientNetSystem("efficientnet-b0", num_classes=10, image_size=32, **kwargs)
+
+
+def test_parse_variant():
+    assert parse_variant("efficientnet-b7") == "b7"
+    for bad in ("efficientnet-b9", "resnet-50", "b0"):
+        with pytest.raises(HarnessError, match="efficientnet-b0"):
+            parse_variant(bad)
+
+
+def test_learning_rate_warmup_then_staircase_decay():
+    spe, peak = 100.0, 0.256  # warm-up: 500 steps; decay: every 240 steps, counted from step 0
+    assert learning_rate(0, spe, peak) == 0.0
+    assert learning_rate(250, spe, peak) == pytest.approx(peak / 2)
+    assert learning_rate(499, spe, peak) == pytest.approx(peak * 499 / 500)
+    assert learning_rate(500, spe, peak) == pytest.approx(peak * 0.97**2)  # floor(500 / 240) = 2
+    assert learning_rate(719, spe, peak) == pytest.approx(peak * 0.97**2)
+    assert learning_rate(720, spe, peak) == pytest.approx(peak * 0.97**3)
+    assert learning_rate(350 * 100, spe, peak) == pytest.approx(peak * 0.97 ** math.floor(350 / 2.4))
+    assert learning_rate(10, spe, peak, warmup_epochs=0) == peak
+
+
+def test_rmsprop_tf_follows_the_tf_update():
+    w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    opt = RMSpropTF([w], lr=0.1, alpha=0.9, momentum=0.9, eps=1e-3, weight_decay=0.5)
+    ms, mom, ref = torch.ones(2), torch.zeros(2), w.detach().clone()
+    for grad in (torch.tensor([0.3, -0.1]), torch.tensor([-0.2, 0.4])):
+        w.grad = grad.clone()
+        opt.step()
+        g = grad + 0.5 * ref  # L2 term wd * ||w||^2 / 2
+        ms = 0.9 * ms + 0.1 * g * g
+        mom = 0.9 * mom + 0.1 * g / torch.sqrt(ms + 1e-3)
+        ref = ref - mom
+        assert torch.allclose(w.detach(), ref)
+
+
+def test_tf_ema_ramps_the_decay_with_the_update_count():
+    update = tf_ema_avg_fn(0.9999)
+    avg, cur = torch.zeros(1), torch.ones(1)
+    assert update(avg, cur, 0).item() == pytest.approx(1 - 1 / 10)  # decay (1 + 0) / (10 + 0) = 0.1
+    assert update(avg, cur, 10**6).item() == pytest.approx(1e-4)  # capped at 0.9999
+    count = torch.tensor(5)
+    assert torch.equal(update(count, torch.tensor(7), 3), torch.tensor(7))  # integer buffers are copied
+
+
+def test_weight_decay_spares_batchnorm_only():
+    system = _system()
+    decayed, plain = system._param_groups(1e-5)
+    n_bn = sum(p.numel() for m in system.model.modules() if isinstance(m, torch.nn.BatchNorm2d) for p in m.parameters())
+    assert decayed["weight_decay"] == 1e-5 and plain["weight_decay"] == 0.0
+    assert sum(p.numel() for p in plain["params"]) == n_bn
+    # the official L2 covers the biases of non-BN layers too
+    assert any(p is system.model.classifier.bias for p in decayed["params"])
+
+
+def test_one_training_step_changes_the_weights():
+    system = _system(warmup_epochs=0.0)
+    before = {k: v.clone() for k, v in system.model.state_dict().items()}
+    trainer = _trainer(max_steps=1, limit_val_batches=0)
+    trainer.fit(system, train_dataloaders=_loader())
+    assert math.isfinite(trainer.callback_metrics["train/loss"].item())
+    # peak lr at a global batch of 4: 0.256 x 4 / 4096
+    assert trainer.callback_metrics["train/lr"].item() == pytest.approx(0.256 * 4 / 4096)
+    changed = [k for k, v in system.model.state_dict().items() if not torch.equal(before[k], v)]
+    assert "classifier.weight" in changed and "stem.0.weight" in changed
+
+
+def test_validation_and_test_log_percentages():
+    system = _system()
+    trainer = _trainer(max_epochs=1, limit_train_batches=1, limit_val_batches=1)
+    trainer.fit(system, train_dataloaders=_loader(), val_dataloaders=_loader())
+    assert {"val/top1", "val/top5", "val/error"} <= trainer.callback_metrics.keys()
+    (results,) = trainer.test(system, dataloaders=_loader(), verbose=False)
+    assert set(results) == {"test/top1", "test/top5", "test/error"}
+    assert 0.0 <= results["test/top1"] <= results["test/top5"] <= 100.0
+    assert results["test/error"] == pytest.approx(100.0 - results["test/top1"])
+
+
+def test_several_test_loaders_get_their_own_metrics():
+    system = _system()
+    results = _trainer().test(system, dataloaders=[_loader(), _loader(n=4)], verbose=False)
+    assert [sorted(r) for r in results] == [
+        [f"test/{m}/dataloader_idx_{i}" for m in ("error", "top1", "top5")] for i in range(2)
+    ]
+
+
+def test_wrong_resolution_is_refused():
+    with pytest.raises(HarnessError, match="32x32"):
+        _system().test_step((torch.randn(2, 3, 40, 40), torch.zeros(2, dtype=torch.long)), 0)
+
+
+@pytest.mark.parametrize("kind", ["safetensors", "state_dict", "lightning"])
+def test_load_weights(tmp_path, kind):
+    torch.manual_seed(1)
+    source = efficientnet("b0", num_classes=10)
+    state = source.state_dict()
+    if kind == "safetensors":
+        path = tmp_path / "w.safetensors"
+        save_file({k: v.contiguous() for k, v in state.items()}, str(path))
+    else:
+        path = tmp_path / "w.pt"
+        payload = {"state_dict": {f"model.{k}": v for k, v in state.items()}} if kind == "lightning" else state
+        torch.save(payload, path)
+    system = _system(checkpoint=str(path))
+    assert all(torch.equal(v, system.model.state_dict()[k]) for k, v in state.items())
+
+
+def test_load_weights_errors_name_the_file(tmp_path):
+    with pytest.raises(HarnessError, match="not found"):
+        load_weights(efficientnet("b0", num_classes=10), tmp_path / "missing.pt")
+    path = tmp_path / "other.pt"
+    torch.save(efficientnet("b0", num_classes=5).state_dict(), path)
+    with pytest.raises(HarnessError, match="other.pt"):
+        load_weights(efficientnet("b0", num_classes=10), path)
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_configs_are_valid_for_the_runner_and_the_system(path):
+    config = load_config(path, path.stem)
+    assert config["tier"] == path.stem
+    system_cls = load_object(config["system"]["class_path"])
+    assert system_cls is EfficientNetSystem
+    inspect.signature(system_cls).bind(model=config["model"], **config["system"]["init_args"])
+    data = config["data"]
+    inspect.signature(load_object(data["class_path"])).bind(**data["init_args"])
+    assert data["init_args"]["image_size"] == config["system"]["init_args"].get("image_size", 224)
+    if "prepare" in config:
+        inspect.signature(load_object(config["prepare"]["function"])).bind(root=Path("x"), **config["prepare"]["args"])
+
+
+def test_config_tiers_present():
+    assert {p.stem for p in CONFIGS.glob("*.yaml")} >= {"smoke", "full", "weights"}
+    smoke = yaml.safe_load((CONFIGS / "smoke.yaml").read_text())
+    assert smoke["prepare"]["function"] == "tasks.imagenet.fixtures:write_digits_ilsvrc"
+    assert smoke["evaluate"] == [{"dataset": "digits", "split": "val"}]
