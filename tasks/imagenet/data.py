@@ -341,6 +341,8 @@ class ImageNetDataModule(pl.LightningDataModule):
         val_layout: ``"auto"``, ``"folders"``, ``"labels-csv"``, ``"devkit"`` or ``"kaggle"``.
         verify_images: images ``verify()`` decodes (-1: all, 0: none).
         subset_file: where to write the training list file (optional; ``data_hash`` is the same either way).
+        train_min_area: smallest random-crop area fraction of training images (official: 0.08).
+        train_hflip: random horizontal flips of training images.
     """
 
     def __init__(
@@ -356,6 +358,8 @@ class ImageNetDataModule(pl.LightningDataModule):
         val_layout: str = "auto",
         verify_images: int = VERIFY_IMAGES,
         subset_file: str | Path | None = None,
+        train_min_area: float = 0.08,
+        train_hflip: bool = True,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -370,7 +374,9 @@ class ImageNetDataModule(pl.LightningDataModule):
         self.val_layout = val_layout
         self.verify_images = verify_images
         self.subset_file = Path(subset_file) if subset_file is not None else None
-        self.train_transform = TrainTransform(image_size, crop_fraction, autoaugment)
+        self.train_transform = TrainTransform(
+            image_size, crop_fraction, autoaugment, min_area=train_min_area, hflip=train_hflip
+        )
         self.eval_transform = EvalTransform(image_size, crop_fraction)
         self.index: ImageNetIndex | None = None
         self._verified = False

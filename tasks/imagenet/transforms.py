@@ -80,6 +80,9 @@ def random_crop_box(
 class TrainTransform:
     """Random crop + resize, horizontal flip, optional AutoAugment, normalize.
 
+    ``min_area``: smallest crop area fraction (the official 0.08); ``hflip``: random horizontal flips (on by
+    default; the smoke tier's digits turn it off, since a mirrored digit is another glyph).
+
     ``autoaugment``: False/None for none, True for the paper's ImageNet policy, or a policy name
     (see :data:`tasks.imagenet.autoaugment.POLICIES`). ``rng`` defaults to the ``random`` module.
     """
@@ -90,19 +93,24 @@ class TrainTransform:
         crop_fraction: float = 0.875,
         autoaugment: bool | str | None = False,
         rng: random.Random | None = None,
+        min_area: float = 0.08,
+        hflip: bool = True,
     ) -> None:
         self.image_size = image_size
         self.crop_fraction = crop_fraction
         self.rng = rng
+        self.scale = (min_area, 1.0)
+        self.hflip = hflip
         policy = "imagenet" if autoaugment is True else autoaugment
         self.autoaugment = AutoAugment(policy, rng=rng) if policy else None
 
     def __call__(self, img: Image.Image) -> torch.Tensor:
         rng = self.rng or random
         img = img.convert("RGB")
-        box = random_crop_box(img.width, img.height, rng) or center_crop_box(img.width, img.height, self.crop_fraction)
+        box = random_crop_box(img.width, img.height, rng, self.scale)
+        box = box or center_crop_box(img.width, img.height, self.crop_fraction)
         img = img.resize((self.image_size, self.image_size), RESAMPLE, box=box)
-        if rng.random() < 0.5:
+        if self.hflip and rng.random() < 0.5:
             img = img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
         if self.autoaugment is not None:
             img = self.autoaugment(img)
