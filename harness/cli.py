@@ -156,11 +156,13 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     app = importlib.util.find_spec("leaderboard.app")
     if spec is None or app is None or app.origin is None:
         raise HarnessError("the leaderboard needs streamlit and the leaderboard package: run `bash setup.sh`")
-    argv = [
-        sys.executable, "-m", "streamlit", "run", app.origin, "--server.headless", "true",
-        "--server.port", str(args.port), "--server.address", args.address, "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none", "--", "--db", str(Path(args.db).resolve()),
-    ]  # fmt: skip
+    options = {
+        "server.headless": "true", "server.port": args.port, "server.address": args.address,
+        "server.fileWatcherType": "none", "browser.gatherUsageStats": "false", "client.toolbarMode": "minimal",
+    }  # fmt: skip
+    argv = [sys.executable, "-m", "streamlit", "run", app.origin]
+    argv += [part for name, value in options.items() for part in (f"--{name}", str(value))]
+    argv += ["--", "--db", str(Path(args.db).resolve())]
     print(f"leaderboard: http://{args.address}:{args.port}/ over {args.db} (Ctrl-C stops it)", file=sys.stderr)
     sys.stderr.flush()
     os.execv(sys.executable, argv)

@@ -68,6 +68,10 @@ class Reproduction:
     """One paper: where its files live and which models and tasks it brings.
 
     ``package`` is the importable package whose folder holds ``claims.yaml`` and ``configs/<tier>.yaml``.
+    ``runner`` optionally names ``"module:function"`` that runs a non-arch tier itself (e.g. a sweep of many
+    fits) instead of the harness's single fit + test; it is called as
+    ``function(repro, config_path, tier=..., model=..., seed=..., data_root=..., runs_dir=...)`` and returns the
+    paths of the run records it wrote (see docs/plugins.md).
     """
 
     id: str
@@ -76,6 +80,7 @@ class Reproduction:
     package: str
     tasks: tuple[str, ...] = ()
     models: tuple[ModelSpec, ...] = ()
+    runner: str | None = None
 
     @property
     def root(self) -> Path:

@@ -272,6 +272,9 @@ def run(
     path = config_path or repro.config_path(tier)
     if not path.exists():
         raise HarnessError(f"{path}: no {tier!r} config for {paper!r}; tiers available: {', '.join(repro.tiers)}")
+    if repro.runner is not None:
+        custom = load_object(repro.runner)
+        return custom(repro, path, tier=tier, model=model, seed=seed, data_root=data_root, runs_dir=runs_dir)
     resolved = resolve_config(load_config(path, tier), tier, model, seed, data_root, checkpoint)
     repro.model(resolved["model"])
     return run_training(repro, resolved, runs_dir)
