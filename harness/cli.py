@@ -179,7 +179,8 @@ def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
         if not Path(path).exists():
             raise HarnessError(f"{path}: file given to {name} does not exist")
     result = task.scorer()(Path(args.references), Path(args.predictions), **{k: Path(v) for k, v in options.items()})
-    _emit(result, args.json)
+    # an undefined score (e.g. a class absent from the references) is NaN in Python and null in JSON
+    _emit({key: None if value != value else value for key, value in result.items()}, args.json)
     return 0
 
 

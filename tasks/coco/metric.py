@@ -1,0 +1,102 @@
+"""COCO bounding-box AP/AR as a torchmetrics ``Metric``: accumulate detections per batch, score once with pycocotools.
+
+Same code path as the official-format scorer (``tasks.coco.score``): ``compute`` builds the references and results
+documents from what was accumulated and calls :func:`tasks.coco.score.evaluate`, i.e. pycocotools' ``COCOeval``,
+returning the 12 keys of :data:`tasks.coco.KEYS` ×100 (NaN where an area range has no ground truth).
+
+The inputs follow torchvision's detection convention (and :class:`tasks.coco.data.CocoDetectionDataModule`):
+``preds`` a list of ``{"boxes": (N, 4) xyxy, "scores": (N,), "labels": (N,)}``, ``target`` a list of
+``{"boxes": (M, 4) xyxy, "labels": (M,)}`` with optional ``"iscrowd"`` (default 0) and ``"area"`` (default the
+box area; the data module passes the annotation file's mask area, which is what the scorer sorts objects by).
+Images are numbered in the order they arrive; categories are the labels seen (a category without ground truth
+does not enter pycocotools' mean, so listing only those seen changes nothing).
+
+Boxes pass through float32 tensors, so a box is rounded to float32 on its way in; on real COCO that can move an
+IoU by about 1e-7. For the number a paper table is compared with, write the results file
+(:func:`tasks.coco.score.coco_results`) and run the scorer on the annotation file. Under DDP every process must
+have seen the same number of images (list states are gathered element by element, as torchmetrics does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+from torchmetrics import Metric
+
+from tasks.coco import KEYS
+from tasks.coco.score import coco_results, evaluate
+
+_PRED_STATES = ("det_boxes", "det_scores", "det_labels")
+_TARGET_STATES = ("gt_boxes", "gt_labels", "gt_iscrowd", "gt_area")
+
+
+def _column(target: Mapping[str, Tensor], key: str, default: Tensor) -> Tensor:
+    value = target.get(key)
+    return default if value is None else value.detach().reshape(-1)
+
+
+class CocoDetectionMetric(Metric):
+    """``AP``, ``AP50``, ..., ``ARl`` over all images seen, computed by pycocotools (see the module docstring)."""
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        for name in _PRED_STATES + _TARGET_STATES:
+            self.add_state(name, default=[], dist_reduce_fx=None)
+
+    def update(self, preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]]) -> None:
+        if len(preds) != len(target):
+            raise ValueError(f"{len(preds)} predictions for {len(target)} images")
+        for pred, gt in zip(preds, target, strict=True):
+            self.det_boxes.append(pred["boxes"].detach().reshape(-1, 4).double())
+            self.det_scores.append(pred["scores"].detach().reshape(-1).double())
+            self.det_labels.append(pred["labels"].detach().reshape(-1).long())
+            boxes = gt["boxes"].detach().reshape(-1, 4).double()
+            self.gt_boxes.append(boxes)
+            self.gt_labels.append(gt["labels"].detach().reshape(-1).long())
+            self.gt_iscrowd.append(_column(gt, "iscrowd", torch.zeros_like(boxes[:, 0])).long())
+            box_area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+            self.gt_area.append(_column(gt, "area", box_area).double())
+
+    def _documents(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The references document and the results list pycocotools is given (image ids 1, 2, ...)."""
+        annotations: list[dict[str, Any]] = []
+        detections: list[dict[str, Any]] = []
+        labels: set[int] = set()
+        for index, (boxes, cats, crowd, area) in enumerate(
+            zip(self.gt_boxes, self.gt_labels, self.gt_iscrowd, self.gt_area, strict=True)
+        ):
+            for box, cat, is_crowd, obj_area in zip(
+                boxes.tolist(), cats.tolist(), crowd.tolist(), area.tolist(), strict=True
+            ):
+                x1, y1, x2, y2 = box
+                annotations.append(
+                    {"id": len(annotations) + 1, "image_id": index + 1, "category_id": cat,
+                     "bbox": [x1, y1, x2 - x1, y2 - y1], "area": obj_area, "iscrowd": int(is_crowd)}
+                )  # fmt: skip
+            labels.update(cats.tolist())
+        for index, (boxes, scores, cats) in enumerate(
+            zip(self.det_boxes, self.det_scores, self.det_labels, strict=True)
+        ):
+            detections.extend(coco_results(index + 1, boxes.cpu().numpy(), scores.cpu().numpy(), cats.cpu().numpy()))
+            labels.update(cats.tolist())
+        references = {
+            "images": [{"id": index + 1} for index in range(len(self.gt_boxes))],
+            "annotations": annotations,
+            "categories": [{"id": cat} for cat in sorted(labels)],
+        }
+        return references, detections
+
+    def compute(self) -> dict[str, Tensor]:
+        references, detections = self._documents()
+        if not references["annotations"]:
+            return {key: torch.tensor(float("nan"), dtype=torch.float64) for key in KEYS}
+        return {
+            key: torch.tensor(value, dtype=torch.float64) for key, value in evaluate(references, detections).items()
+        }
