@@ -117,5 +117,22 @@ def test_model_overrides_and_weights_checkpoint(toy: Path, tmp_path: Path) -> No
     plan_a = runner.plan(repro, runner.resolve_config(config, "smoke", None, None, None, str(weights_a)))
     plan_b = runner.plan(repro, runner.resolve_config(config, "smoke", None, None, None, str(weights_b)))
     weights_a.rename(tmp_path / "moved.safetensors")
-    moved = runner.plan(repro, runner.resolve_config(config, "smoke", None, None, None, str(tmp_path / "moved.safetensors")))
+    moved = runner.plan(
+        repro, runner.resolve_config(config, "smoke", None, None, None, str(tmp_path / "moved.safetensors"))
+    )
     assert plan_a != plan_b and plan_a == moved  # identified by the weights' hash, not their path
+
+
+def test_a_reproduction_may_run_its_own_tiers(toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from harness import registry
+
+    studied = dataclasses.replace(registry.reproduction("toy-paper"), runner="toy_paper.sweep:run")
+    monkeypatch.setattr(registry, "reproduction", lambda paper: studied)
+    paths = runner.run("toy-paper", "budget", runs_dir=toy / "runs")
+    assert sorted(read_record(p).config["width"] for p in paths) == [8, 16, 32]
+    assert {read_record(p).config["config_file"] for p in paths} == {"budget.yaml"}
+    assert (
+        read_record(runner.run("toy-paper", "arch", runs_dir=toy / "runs")[0]).tier == "arch"
+    )  # arch stays the harness's

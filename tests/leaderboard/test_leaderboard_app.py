@@ -1,0 +1,139 @@
+"""Every page of the Streamlit app through Streamlit's AppTest, over a real database (and over none)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from harness import store
+from tests.conftest import REPO
+from tests.leaderboard.conftest import build, toy_records
+
+APP = REPO / "leaderboard" / "app.py"
+TOY = "toy-paper"
+
+
+def app_over(db: Path, monkeypatch: pytest.MonkeyPatch, page: str | None = None, **params: str) -> AppTest:
+    monkeypatch.setenv("HARNESS_DB", str(db))
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    for key, value in params.items():
+        at.query_params[key] = value
+    if page:
+        at.switch_page(f"views/{page}.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def charts(at: AppTest) -> list[tuple[dict, pd.DataFrame]]:
+    """Each chart's Vega-Lite spec and its data (sent beside the spec as Arrow)."""
+    found = []
+    for chart in at.get("vega_lite_chart"):
+        (dataset,) = chart.proto.datasets
+        found.append((json.loads(chart.proto.spec), pa.ipc.open_stream(dataset.data.data).read_pandas()))
+    return found
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def test_overview_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = app_over(leaderboard_db, monkeypatch)
+    assert at.title[0].value == "Does each paper's number hold?"
+    assert (metric(at, "Runs"), metric(at, "Not reproduced")) == ("8", "1")
+    table = at.dataframe[0].value.set_index("paper")
+    assert table.loc[TOY, ["claims", "reproduced", "not-reproduced", "inconclusive", "not-run"]].tolist() == [5, 3, 1, 1, 0]
+    assert table.loc[TOY, "best_tier"] == "full" and table.loc[TOY, "claims_page"] == "paper?paper=toy-paper"
+    assert len(charts(at)) == 1
+    at.multiselect(key="filter-status").select("not-reproduced").run()
+    filtered = at.dataframe[0].value
+    assert list(filtered["paper"]) == [TOY] and filtered["claims"].tolist() == [1]
+
+
+def test_overview_filters_come_from_the_url(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = app_over(leaderboard_db, monkeypatch, tier="arch")
+    assert at.multiselect(key="filter-tier").value == ["arch"]
+    assert at.dataframe[0].value.set_index("paper").loc[TOY, "claims"] == 2
+
+
+def test_paper_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = app_over(leaderboard_db, monkeypatch, "paper", paper=TOY)
+    assert at.title[0].value == TOY and "arXiv:2001.00001v2" in at.markdown[0].value
+    claims = at.dataframe[0].value.set_index("claim_id")
+    assert claims.loc["mlp-macs", ["status", "tier", "reported", "measured"]].tolist() == [
+        "not-reproduced", "arch", 0.002, pytest.approx(0.001184)
+    ]  # fmt: skip
+    assert claims.loc["mlp-accuracy", "seeds"] == "0, 1, 2"
+    assert claims.loc["mlp-accuracy", "runs"] == "runs?paper=toy-paper&claim=mlp-accuracy"
+    (scatter, points), (trend, curve) = charts(at)
+    assert scatter["facet"]["field"] == "metric"
+    assert set(points["metric"]) == {"accuracy", "accuracy (delta)", "macs_m", "params_m"}
+    claim = points[points["layer"] == "claim"].set_index("claim_id")
+    assert claim.loc["mlp-macs", ["reported", "measured", "lo", "hi"]].tolist() == pytest.approx(
+        [0.002, 0.001184, 0.0019, 0.0021]
+    )
+    assert trend["layer"][0]["encoding"]["x"]["title"] == "config.system.init_args.hidden"
+    assert list(zip(curve["x"], curve["y"], strict=True)) == [
+        (16, 94.8), (16, 95.0), (16, 95.2), (64, 96.5), (64, 96.8), (64, 97.0)
+    ]  # fmt: skip
+    assert "Trend: test accuracy grows with the hidden width" in [s.value for s in at.subheader]
+    at.selectbox(key="claim-detail").select("mlp-macs").run()
+    assert at.code[0].value == ".venv/bin/harness run toy-paper --tier arch --model toy-mlp"
+    assert at.dataframe[1].value["run_id"].tolist() == ["toy-paper.toy-mlp.arch.digits.none.s0"]
+
+
+def test_paper_page_filters(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = app_over(leaderboard_db, monkeypatch, "paper", paper=TOY, status="reproduced,inconclusive")
+    assert sorted(at.dataframe[0].value["status"]) == ["inconclusive", "reproduced", "reproduced", "reproduced"]
+    at.multiselect(key="filter-status").set_value(["not-run"]).run()
+    assert "No claim of this paper matches the filters." in [i.value for i in at.info]
+
+
+def test_runs_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = app_over(leaderboard_db, monkeypatch, "runs", paper=TOY)
+    table = at.dataframe[0].value
+    assert len(table) == 8 and {"git_sha", "config_hash", "data_hash", "seed", "hardware", "versions"} <= set(table)
+    assert [b.proto.label for b in at.get("download_button")] == [
+        "Download CSV", "Download Parquet", "Export model-index.yml"
+    ]  # fmt: skip
+    at.multiselect(key="filter-tier").select("arch").run()
+    assert at.dataframe[0].value["tier"].tolist() == ["arch"]
+
+
+def test_runs_of_one_claim(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = app_over(leaderboard_db, monkeypatch, "runs", paper=TOY, claim="mlp-accuracy")
+    assert sorted(at.dataframe[0].value["seed"]) == [0, 1, 2]
+    assert "rests on" in at.info[0].value
+
+
+@pytest.mark.parametrize("page", [None, "paper", "runs"])
+def test_without_a_database_every_page_says_how_to_make_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, page: str | None
+) -> None:
+    at = app_over(tmp_path / "none.duckdb", monkeypatch, page)
+    assert "There is no database at" in at.info[0].value
+    assert at.code[0].value == ".venv/bin/dvc repro" and not at.dataframe
+
+
+def test_an_empty_database_says_how_to_fill_it(toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = toy / "results" / "harness.duckdb"
+    store.ingest(runs_dir=toy / "results" / "runs", db_path=db)
+    at = app_over(db, monkeypatch)
+    assert "holds no runs yet" in at.info[0].value and ".venv/bin/harness ingest" in at.code[1].value
+
+
+def test_a_live_ingest_shows_on_the_next_run(fresh_db: Path, toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app holds no connection: an ingest swaps the file while the app runs, and the next rerun reads it."""
+    at = app_over(fresh_db, monkeypatch, "paper", paper=TOY)
+    assert at.dataframe[0].value.set_index("claim_id").loc["mlp-accuracy", "n"] == 3
+    build(toy, toy_records(offset=10))  # three more seeds of each model
+    at.run()
+    assert at.dataframe[0].value.set_index("claim_id").loc["mlp-accuracy", "n"] == 6
+    at.switch_page("views/overview.py").run()
+    assert metric(at, "Runs") == "15"

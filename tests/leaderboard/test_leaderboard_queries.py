@@ -1,0 +1,157 @@
+"""The leaderboard's pure query functions over a real database built by ``harness.store.ingest``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+
+from harness import store
+from leaderboard import queries
+from tests.leaderboard.conftest import build, toy_records
+
+TOY = "toy-paper"
+
+
+def toy_row(table):
+    rows = table[table["paper"] == TOY]
+    assert len(rows) == 1
+    return rows.iloc[0].to_dict()
+
+
+def test_database_state(toy: Path) -> None:
+    db = toy / "results" / "harness.duckdb"
+    assert queries.database_state(db) == "missing"
+    db.parent.mkdir(parents=True)
+    db.write_text("not a database")
+    assert queries.database_state(db) == "unreadable"
+    store.ingest(runs_dir=toy / "results" / "runs", db_path=db)  # claims, no runs
+    assert queries.database_state(db) == "empty"
+    build(toy, toy_records())
+    assert queries.database_state(db) == "ok"
+
+
+def test_overview_counts_and_best_tier(leaderboard_db: Path) -> None:
+    row = toy_row(queries.overview(leaderboard_db))
+    assert row == {
+        "paper": TOY, "arxiv": "2001.00001v2", "claims": 5, "reproduced": 3, "not-reproduced": 1,
+        "inconclusive": 1, "not-run": 0, "best_tier": "full", "runs": 8,
+    }  # fmt: skip
+    totals = queries.counts(leaderboard_db)
+    assert totals["runs"] == 8 and totals["claims"] >= 5 and totals["reproduced"] >= 3
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"statuses": ["reproduced"]}, {"claims": 3, "reproduced": 3, "best_tier": "full"}),
+        ({"tiers": ["arch"]}, {"claims": 2, "reproduced": 1, "not-reproduced": 1, "best_tier": "arch", "runs": 1}),
+        ({"tasks": ["digits"], "statuses": ["inconclusive"]}, {"claims": 1, "inconclusive": 1}),
+        ({"papers": [TOY]}, {"claims": 5}),
+    ],
+)
+def test_overview_filters(leaderboard_db: Path, filters: dict, expected: dict) -> None:
+    row = toy_row(queries.overview(leaderboard_db, **filters))
+    assert {key: row[key] for key in expected} == expected
+
+
+def test_overview_filters_that_match_nothing(leaderboard_db: Path) -> None:
+    assert queries.overview(leaderboard_db, tasks=["no-such-task"]).empty
+    assert TOY not in set(queries.overview(leaderboard_db, papers=["efficientnet"])["paper"])
+
+
+def test_paper_claims_reported_against_measured(leaderboard_db: Path) -> None:
+    claims = queries.paper_claims(leaderboard_db, TOY).set_index("claim_id")
+    assert list(claims.index) == sorted(claims.index) and len(claims) == 5
+    accuracy = claims.loc["mlp-accuracy"]
+    assert (accuracy.status, accuracy.tier, accuracy.n, accuracy.seeds) == ("reproduced", "full", 3, [0, 1, 2])
+    assert (accuracy.reported, accuracy.measured, accuracy.tolerance) == (95.0, pytest.approx(95.0), 2.0)
+    assert len(accuracy.run_ids) == 3
+    macs = claims.loc["mlp-macs"]
+    assert macs.status == "not-reproduced" and macs.delta == pytest.approx(0.001184 - 0.002)
+    assert macs.command == ".venv/bin/harness run toy-paper --tier arch --model toy-mlp"
+    assert accuracy.command == (
+        "for seed in 0 1 2; do .venv/bin/harness run toy-paper --tier full --model toy-mlp "
+        "--data-root /path/to/digits --seed $seed; done"
+    )
+    assert claims.loc["wide-beats-narrow"].run_models == ["toy-mlp", "toy-mlp-wide"]
+    only = queries.paper_claims(leaderboard_db, TOY, statuses=["not-reproduced"])
+    assert list(only["claim_id"]) == ["mlp-macs"]
+
+
+@pytest.mark.parametrize(
+    ("args", "command"),
+    [
+        (("p", "scalar", None, ["m"], []),
+         "for seed in 0 1; do .venv/bin/harness run p --tier full --model m --data-root /path/to/d --seed $seed; done"),
+        (("p", "scalar", "smoke", ["m"], [0]),  # smoke never judges a scalar: the command is for the full tier
+         "for seed in 0 1; do .venv/bin/harness run p --tier full --model m --data-root /path/to/d --seed $seed; done"),
+        (("p", "scalar", "weights", ["m"], []), ".venv/bin/harness run p --tier weights --model m --data-root /path/to/d --seed 0"),
+        (("p", "trend", None, ["m*"], []), "for seed in 0 1; do .venv/bin/harness run p --tier budget --seed $seed; done"),
+        (("p", "delta", "budget", ["a", "b"], [3]),
+         ".venv/bin/harness run p --tier budget --model a --seed 3\n.venv/bin/harness run p --tier budget --model b --seed 3"),
+        (("p", "arch", None, ["m"], [0]), ".venv/bin/harness run p --tier arch --model m"),
+    ],
+)  # fmt: skip
+def test_reproduce_command(args: tuple, command: str) -> None:
+    assert queries.reproduce_command(*args, dataset="d") == command
+
+
+def test_runs_with_provenance_and_filters(leaderboard_db: Path) -> None:
+    runs = queries.runs(leaderboard_db)
+    assert len(runs) == 8
+    arch = runs[runs["tier"] == "arch"].iloc[0]
+    assert arch.metrics == "macs=1184, macs_m=0.001184, params=1210, params_m=0.00121"
+    assert (arch.git_sha, arch.git_dirty, arch.config_hash, arch.data_hash) == (
+        "3f2c1ab9d0e4", False, "9c1e0d2f", "toy-digits-v1"
+    )
+    assert '"cpus":2' in arch.hardware and '"torch":"2.13.0"' in arch.versions
+    assert set(queries.runs(leaderboard_db, tiers=["full"], models=["toy-mlp-wide"])["seed"]) == {0, 1, 2}
+    ids = queries.claim_run_ids(leaderboard_db, TOY, "mlp-accuracy")
+    assert sorted(queries.runs(leaderboard_db, run_ids=ids)["run_id"]) == sorted(ids)
+    assert queries.runs(leaderboard_db, run_ids=[]).empty
+    assert queries.claim_run_ids(leaderboard_db, TOY, "no-such-claim") == []
+
+
+def test_trend_points_follow_the_rule(leaderboard_db: Path) -> None:
+    points = queries.trend_points(leaderboard_db, TOY, "accuracy-grows-with-width")
+    assert list(points["x"]) == [16, 16, 16, 64, 64, 64]
+    assert list(points["y"]) == [94.8, 95.0, 95.2, 96.5, 96.8, 97.0]
+    assert queries.trend_points(leaderboard_db, TOY, "mlp-accuracy").empty
+
+
+def test_pluck() -> None:
+    record = {"config": {"a": {"b": 3}}, "metrics": {"top1": 70.0}}
+    assert queries.pluck(record, "config.a.b") == 3 and queries.pluck(record, "metrics.top1") == 70.0
+    assert queries.pluck(record, "config.a.c") is None and queries.pluck(record, "config.a.b.c") is None
+
+
+def test_model_index_in_the_papers_with_code_format(leaderboard_db: Path) -> None:
+    index = queries.model_index(leaderboard_db)
+    assert yaml.safe_load(yaml.safe_dump(index)) == index  # plain YAML types only
+    toy = [c for c in index["Collections"] if c["Name"] == TOY]
+    assert toy == [{"Name": TOY, "Paper": {"URL": "https://arxiv.org/abs/2001.00001v2"}}]
+    models = {m["Name"]: m for m in index["Models"]}
+    narrow = models["toy-mlp"]
+    assert narrow["In Collection"] == TOY and narrow["Metadata"] == {"Parameters": 1210, "FLOPs": 1184}
+    assert narrow["Results"] == [  # smoke results prove a pipeline, never a number: not exported
+        {"Task": "digits", "Dataset": "digits", "Split": "test", "Tier": "full", "Seeds": 3,
+         "Metrics": {"accuracy": 95.0, "error": 5.0}}
+    ]  # fmt: skip
+    assert "Metadata" not in models["toy-mlp-wide"]
+    one = queries.model_index(leaderboard_db, queries.claim_run_ids(leaderboard_db, TOY, "mlp-params"))
+    assert [m["Name"] for m in one["Models"]] == ["toy-mlp"] and one["Models"][0]["Results"] == []
+
+
+def test_queries_hold_no_connection(fresh_db: Path, toy: Path) -> None:
+    """After any query the file is free: a writer can open it, and an ingest's swap is seen by the next query."""
+    queries.overview(fresh_db)
+    queries.paper_claims(fresh_db, TOY)
+    queries.runs(fresh_db)
+    queries.trend_points(fresh_db, TOY, "accuracy-grows-with-width")
+    queries.model_index(fresh_db)
+    duckdb.connect(str(fresh_db)).close()  # raises if this process still held a read-only connection
+    build(toy, toy_records(offset=10))
+    assert toy_row(queries.overview(fresh_db))["runs"] == 8 + 7  # the arch record is the same run
