@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-DEBIAN_PACKAGES=()  # none yet; the pipelines/leaderboard and speech work add theirs here
+DEBIAN_PACKAGES=(espeak-ng)  # espeak-ng: speech for the LibriSpeech-format fixtures
 if ((${#DEBIAN_PACKAGES[@]})); then
   missing=()
   for pkg in "${DEBIAN_PACKAGES[@]}"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done

@@ -99,15 +99,15 @@ def _write_val(root: Path, val: Sequence[ValItem], classes: Sequence[str], count
         (root / DEVKIT_DATA / GROUND_TRUTH).write_text("".join(f"{i}\n" for i in ids))
         _write_meta(root / DEVKIT_DATA / "meta.mat", classes, counts)
     elif layout == "labels-csv":
-        _write_csv(
+        write_csv(
             root / "val_labels.csv", ["id", "label"], [[stem, wnid] for stem, (_, wnid) in zip(stems, val, strict=True)]
         )
     elif layout == "kaggle":
         rows = [[stem, f"{wnid} 0 0 1 1"] for stem, (_, wnid) in zip(stems, val, strict=True)]
-        _write_csv(root / "LOC_val_solution.csv", ["ImageId", "PredictionString"], rows)
+        write_csv(root / "LOC_val_solution.csv", ["ImageId", "PredictionString"], rows)
 
 
-def _write_csv(path: Path, header: list[str], rows: Iterable[list[str]]) -> None:
+def write_csv(path: Path, header: list[str], rows: Iterable[list[str]]) -> None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
@@ -125,7 +125,7 @@ def _write_ilsvrc(
     _write_val(root, val, classes, [counts[wnid] for wnid in classes], layout)
 
 
-def _atomic_fixture(root: Path, spec: dict, build: Callable[[Path], None]) -> Path:
+def atomic_fixture(root: Path, spec: dict, build: Callable[[Path], None]) -> Path:
     """Run ``build`` into a temporary sibling of ``root`` and rename it into place, unless already done."""
     root = Path(root)
     marker = root / MARKER
@@ -165,7 +165,7 @@ def write_digits_ilsvrc(root: Path, size: int = 32, val_layout: str = "devkit", 
     """
     _check_layout(val_layout)
     spec = {"fixture": "digits-ilsvrc", "size": size, "val_layout": val_layout, "val_every": val_every}
-    return _atomic_fixture(root, spec, lambda tmp: _build_digits(tmp, size, val_layout, val_every))
+    return atomic_fixture(root, spec, lambda tmp: _build_digits(tmp, size, val_layout, val_every))
 
 
 def _build_digits(root: Path, size: int, val_layout: str, val_every: int) -> None:
@@ -209,7 +209,7 @@ def write_tiny_ilsvrc(
         "val_layout": val_layout,
         "seed": seed,
     }
-    return _atomic_fixture(root, spec, lambda tmp: _build_tiny(tmp, spec))
+    return atomic_fixture(root, spec, lambda tmp: _build_tiny(tmp, spec))
 
 
 def _build_tiny(root: Path, spec: dict) -> None:
@@ -239,6 +239,6 @@ def example(root: Path, task_id: str) -> dict[str, Path]:
         "ILSVRC2012_val_00000004": [wnids[0], wnids[1], wnids[2], wnids[3], wnids[5]],
     }
     references, predictions = root / "labels.csv", root / "predictions.csv"
-    _write_csv(references, ["id", "label"], ([key, label] for key, label in labels.items()))
-    _write_csv(predictions, ["id", "prediction", "p2", "p3", "p4", "p5"], ([key, *g] for key, g in guesses.items()))
+    write_csv(references, ["id", "label"], ([key, label] for key, label in labels.items()))
+    write_csv(predictions, ["id", "prediction", "p2", "p3", "p4", "p5"], ([key, *g] for key, g in guesses.items()))
     return {"references": references, "predictions": predictions}

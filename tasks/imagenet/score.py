@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import csv
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -111,10 +111,10 @@ def _guess_columns(path: Path, line: int, header: list[str]) -> list[str]:
 
 def read_predictions(path: Path) -> dict[str, list[str]]:
     """``id -> guesses`` (best first, at most five) from an ``id,prediction[,p2..p5]`` CSV."""
-    return _read_predictions(Path(path))[0]
+    return read_prediction_rows(Path(path))[0]
 
 
-def _read_predictions(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
+def read_prediction_rows(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]:
     rows = _rows(path)
     header_line, header = _header(path, rows, ("id", "prediction"))
     columns = _guess_columns(path, header_line, header)
@@ -133,9 +133,16 @@ def _read_predictions(path: Path) -> tuple[dict[str, list[str]], dict[str, int]]
 
 def score(references: Path, predictions: Path) -> dict[str, float]:
     """Top-1 and top-5 accuracy and top-1 error, in percent, of ``predictions`` against ``references``."""
-    references, predictions = Path(references), Path(predictions)
-    labels = read_references(references)
-    guesses, lines = _read_predictions(predictions)
+    return score_labels(read_references(Path(references)), references, predictions)
+
+
+def score_labels(
+    labels: Mapping[str, str], references: Path, predictions: Path, stacklevel: int = 3
+) -> dict[str, float]:
+    """Top-1, top-5 and top-1 error (percent) of a predictions CSV against ``id -> label`` read from ``references``
+    (shared by every classification task whose references are not an ``id,label`` CSV)."""
+    predictions = Path(predictions)
+    guesses, lines = read_prediction_rows(predictions)
     unknown = [item_id for item_id in guesses if item_id not in labels]
     if unknown:
         raise HarnessError(
@@ -147,7 +154,7 @@ def score(references: Path, predictions: Path) -> dict[str, float]:
         warnings.warn(
             f"{predictions}: {missing} of {len(labels)} reference ids in {references} have no prediction; "
             "counted as wrong",
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
     top1 = sum(guess[0] == labels[item_id] for item_id, guess in guesses.items())
     top5 = sum(labels[item_id] in guess[:MAX_GUESSES] for item_id, guess in guesses.items())
