@@ -15,6 +15,7 @@ import os
 import platform
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -82,6 +83,21 @@ def canonical_hash(value: Any) -> str:
     """sha256 of the canonical JSON of ``value`` (sorted keys, no whitespace)."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def file_sha256(path: Path | str) -> str:
+    """sha256 hex digest of one file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def files_hash(root: Path, names: Sequence[str]) -> str:
+    """sha256 of the ``sha256sum``-style manifest of ``root/<name>`` files, in the order given (a data hash)."""
+    manifest = "".join(f"{file_sha256(Path(root) / name)}  {name}\n" for name in names)
+    return hashlib.sha256(manifest.encode()).hexdigest()
 
 
 def _git(*args: str) -> str | None:

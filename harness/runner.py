@@ -22,6 +22,7 @@ from harness.records import (
     RunRecord,
     canonical_hash,
     code_version,
+    file_sha256,
     hardware,
     library_versions,
     make_run_id,
@@ -150,16 +151,10 @@ def _set_dotted(config: dict[str, Any], dotted: str, value: Any) -> None:
 
 
 def _file_sha256(path: str) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+        return file_sha256(path)
     except OSError as exc:
         raise HarnessError(f"{path}: cannot read the checkpoint: {exc.strerror}") from exc
-    return digest.hexdigest()
 
 
 def _identity(resolved: dict[str, Any]) -> dict[str, Any]:

@@ -144,3 +144,61 @@ def example(root: Path | str, task_id: str) -> dict[str, Path]:
     predictions = dict(gold)
     predictions[ids[0]], predictions[ids[-1]] = gold[ids[-1]], gold[ids[0]]
     return {"references": references, "predictions": write_predictions(Path(root) / "predictions.tsv", predictions)}
+
+
+# --- training files ------------------------------------------------------------------------------------------------
+
+# MNLI/train.tsv has one annotator label where the dev files have five: 12 columns, not 16.
+MNLI_TRAIN_COLUMNS = LAYOUTS["glue-mnli-m"].columns[:11] + ("gold_label",)
+_TRAIN_QQP_IDS = 402555  # QQP's train ids are not those of its dev set
+
+
+def _train_row(task_id: str, n: int) -> list[str]:
+    """Training row ``n``: the dev row ``3n mod 8`` (a reordering) with the file's own ids."""
+    spec = LAYOUTS[task_id]
+    source = "glue-mnli-m" if spec.directory == "MNLI" else task_id  # the train genres are the matched ones
+    row = _ROWS[source](source, (3 * n) % len(_FIRST))
+    if spec.id_column is not None:
+        row[spec.columns.index(spec.id_column)] = str(_TRAIN_QQP_IDS + 11 * n if task_id == "glue-qqp" else n)
+    if spec.directory == "MNLI":
+        row = row[:11] + row[-1:]  # label1, gold_label
+    return row
+
+
+def tiny_glue_train_lines(task: str) -> list[str]:
+    """The lines (without line ends) of the tiny ``train.tsv`` of ``task``, in the layout of the real one: the
+    dev layout (CoLA without a header, MRPC with its byte-order mark), except MNLI's 12 columns."""
+    task_id = task if task.startswith("glue-") else f"glue-{task}"
+    if task_id not in LAYOUTS:
+        raise ValueError(f"unknown GLUE task {task!r}; known: {', '.join(LAYOUTS)}")
+    spec = LAYOUTS[task_id]
+    columns = MNLI_TRAIN_COLUMNS if spec.directory == "MNLI" else spec.columns
+    lines = ["\t".join(columns)] if spec.has_header else []
+    if task_id == "glue-mrpc":
+        lines[0] = "\ufeff" + lines[0]  # the download script copies the header of msr_paraphrase_train.txt
+    return lines + ["\t".join(_train_row(task_id, n)) for n in range(len(_FIRST))]
+
+
+def write_tiny_glue_split(root: Path | str, task: str, split: str = "train") -> Path:
+    """Write ``root/<directory>/train.tsv`` (``split="train"``) or the dev file (``split="dev"``) of ``task`` and
+    return its path (idempotent, byte-for-byte deterministic)."""
+    if split == "dev":
+        return write_tiny_glue(root, task)
+    if split != "train":
+        raise ValueError(f"GLUE fixture split must be 'train' or 'dev', not {split!r}")
+    task_id = task if task.startswith("glue-") else f"glue-{task}"
+    lines = tiny_glue_train_lines(task_id)
+    path = Path(root) / LAYOUTS[task_id].directory / "train.tsv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8", newline="\n")
+    return path
+
+
+def write_tiny_glue_data(root: Path | str, task: str) -> Path:
+    """Everything ``tasks.glue.data.GlueDataModule(root, task)`` reads: ``train.tsv`` and the dev file(s); ``task``
+    may be ``glue-mnli`` (both MNLI dev files). Returns ``root``; fit for a tier's ``prepare`` step."""
+    dev_tasks = ("glue-mnli-m", "glue-mnli-mm") if task in ("glue-mnli", "mnli") else (task,)
+    write_tiny_glue_split(root, dev_tasks[0], "train")
+    for task_id in dev_tasks:
+        write_tiny_glue_split(root, task_id, "dev")
+    return Path(root)

@@ -106,3 +106,37 @@ def example(root: Path | str, task_id: str) -> dict[str, Path]:
         probs = {qa["id"]: (0.9 if not qa["answers"] else 0.1) for qa in questions}
         files["na_probs"].write_text(json.dumps(probs), encoding="utf-8")
     return files
+
+
+# --- training files ------------------------------------------------------------------------------------------------
+
+TRAIN_FILE_NAMES = {"1.1": "train-v1.1.json", "2.0": "train-v2.0.json"}
+
+
+def tiny_squad_train(version: str) -> dict[str, Any]:
+    """The tiny training set as a JSON document: the dev questions in the official train layout, where every
+    answerable question has exactly one gold answer (its first here); v1.1 leaves out the unanswerable ones."""
+    doc = tiny_squad(version)
+    for article in doc["data"]:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                qa["answers"] = qa["answers"][:1]
+                qa["id"] = hashlib.sha1(("train " + qa["question"]).encode()).hexdigest()[:24]  # not a dev id
+    return doc
+
+
+def write_tiny_squad_train(root: Path | str, version: str = "1.1") -> Path:
+    """Write ``root/train-v1.1.json`` or ``root/train-v2.0.json`` and return its path (idempotent)."""
+    doc = tiny_squad_train(version)
+    path = Path(root) / TRAIN_FILE_NAMES[version.removeprefix("v")]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def write_tiny_squad_data(root: Path | str, version: str = "1.1") -> Path:
+    """Both files ``tasks.squad.data.SquadDataModule(root, version)`` reads; returns ``root`` (for a tier's
+    ``prepare`` step)."""
+    write_tiny_squad_train(root, version)
+    write_tiny_squad(root, version)
+    return Path(root)
