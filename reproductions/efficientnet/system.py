@@ -32,11 +32,10 @@ import torch
 import torch.nn.functional as F
 from pytorch_lightning.callbacks import Callback, WeightAveraging
 from torch import nn
-from torchmetrics import MetricCollection
-from torchmetrics.classification import MulticlassAccuracy
 
 from harness.errors import HarnessError
 from reproductions.efficientnet.model import BN_MOMENTUM, SURVIVAL_PROB, VARIANTS, efficientnet
+from tasks.imagenet.metric import accuracy_metrics
 
 MODEL_PREFIX = "efficientnet-"
 
@@ -142,16 +141,6 @@ def load_weights(model: nn.Module, path: str | Path) -> None:
         model.load_state_dict(state)
     except RuntimeError as exc:
         raise HarnessError(f"{path}: weights do not fit the model: {exc}") from exc
-
-
-def accuracy_metrics(num_classes: int, prefix: str) -> MetricCollection:
-    """``top1``, ``top5`` and ``error`` in percent (micro-averaged over images, as ImageNet accuracy is)."""
-
-    def acc(k: int) -> MulticlassAccuracy:
-        return MulticlassAccuracy(num_classes=num_classes, top_k=min(k, num_classes), average="micro")
-
-    metrics = {"top1": 100 * acc(1), "top5": 100 * acc(5), "error": 100 - 100 * acc(1)}
-    return MetricCollection(metrics, prefix=prefix, compute_groups=False)
 
 
 class EfficientNetSystem(pl.LightningModule):
