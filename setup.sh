@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-DEBIAN_PACKAGES=(espeak-ng)  # espeak-ng: speech for the LibriSpeech-format fixtures
+# espeak-ng: speech for the LibriSpeech-format fixtures; chromium: the leaderboard's real-browser test;
+# git: DVC pipelines
+DEBIAN_PACKAGES=(espeak-ng chromium git)
 if ((${#DEBIAN_PACKAGES[@]})); then
   missing=()
   for pkg in "${DEBIAN_PACKAGES[@]}"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done

@@ -116,7 +116,8 @@ def code_version() -> dict[str, Any]:
         from harness import __version__
 
         return {"git_sha": None, "git_dirty": None, "code_hash": f"harness-{__version__}"}
-    diff = _git("diff", "HEAD") or ""
+    # params.yaml (DVC's knobs, recorded in each run's config) and dvc.lock (DVC's bookkeeping) are not code
+    diff = _git("diff", "HEAD", "--", ".", ":(exclude)params.yaml", ":(exclude)dvc.lock") or ""
     return {
         "git_sha": sha.strip(),
         "git_dirty": bool(diff),

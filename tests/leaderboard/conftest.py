@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import socket
+import subprocess
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -81,3 +85,23 @@ def fresh_db(toy: Path) -> Path:
     """The same database in this test's own toy work folder (the toy plugin stays registered): for tests that
     ingest more records into it."""
     return build(toy, toy_records())
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"the leaderboard exited with {server.returncode}: {server.stdout.read()}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
+                if response.read() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise AssertionError(f"{url} not healthy after {timeout}s")

@@ -48,7 +48,13 @@ def test_overview_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert at.title[0].value == "Does each paper's number hold?"
     assert (metric(at, "Runs"), metric(at, "Not reproduced")) == ("8", "1")
     table = at.dataframe[0].value.set_index("paper")
-    assert table.loc[TOY, ["claims", "reproduced", "not-reproduced", "inconclusive", "not-run"]].tolist() == [5, 3, 1, 1, 0]
+    assert table.loc[TOY, ["claims", "reproduced", "not-reproduced", "inconclusive", "not-run"]].tolist() == [
+        5,
+        3,
+        1,
+        1,
+        0,
+    ]
     assert table.loc[TOY, "best_tier"] == "full" and table.loc[TOY, "claims_page"] == "paper?paper=toy-paper"
     assert len(charts(at)) == 1
     at.multiselect(key="filter-status").select("not-reproduced").run()
@@ -70,10 +76,11 @@ def test_paper_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> No
         "not-reproduced", "arch", 0.002, pytest.approx(0.001184)
     ]  # fmt: skip
     assert claims.loc["mlp-accuracy", "seeds"] == "0, 1, 2"
+    assert claims.loc["mlp-macs", "command"] == ".venv/bin/harness run toy-paper --tier arch --model toy-mlp"
     assert claims.loc["mlp-accuracy", "runs"] == "runs?paper=toy-paper&claim=mlp-accuracy"
     (scatter, points), (trend, curve) = charts(at)
-    assert scatter["facet"]["field"] == "metric"
-    assert set(points["metric"]) == {"accuracy", "accuracy (delta)", "macs_m", "params_m"}
+    assert scatter["facet"]["field"] == "panel"
+    assert set(points["panel"]) == {"accuracy", "accuracy (delta)", "macs_m", "params_m"}
     claim = points[points["layer"] == "claim"].set_index("claim_id")
     assert claim.loc["mlp-macs", ["reported", "measured", "lo", "hi"]].tolist() == pytest.approx(
         [0.002, 0.001184, 0.0019, 0.0021]

@@ -5,13 +5,10 @@ the screenshot the README shows (docs/leaderboard.png)."""
 from __future__ import annotations
 
 import os
-import re
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +17,7 @@ import pytest
 from harness import store
 from harness.records import write_record
 from tests.conftest import REPO, make_record
+from tests.leaderboard.conftest import free_port, wait_healthy
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -32,26 +30,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (setup.sh)"),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise AssertionError(f"the leaderboard exited with {server.returncode}: {server.stdout.read()}")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
-                if response.read() == b"ok":
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise AssertionError(f"{url} not healthy after {timeout}s")
 
 
 @pytest.fixture
@@ -82,30 +60,42 @@ def grid_text(page, index: int = 0) -> str:
     return " | ".join(grid.locator('[role="gridcell"]').all_text_contents())
 
 
+def chart_marks(page, index: int, field: str) -> list[str]:
+    """The accessible labels of a chart's marks that carry ``field`` (Vega's SVG renderer labels each mark with its
+    tooltip fields), once the chart has drawn them."""
+    marks = page.locator('[data-testid="stVegaLiteChart"]').nth(index).locator(f'svg [aria-label*="{field}: "]')
+    marks.first.wait_for(state="attached", timeout=30_000)
+    return [marks.nth(i).get_attribute("aria-label") for i in range(marks.count())]
+
+
 def test_the_leaderboard_in_chromium(served: str, fresh_db: Path, toy: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(served + "/paper?paper=toy-paper", wait_until="networkidle")
-        page.get_by_role("heading", name="toy-paper").wait_for(timeout=60_000)
-        text = grid_text(page)
-        for expected in ("mlp-accuracy", "accuracy-grows-with-width", "reproduced", "not-reproduced"):
-            assert expected in text
-        charts = page.locator('[data-testid="stVegaLiteChart"]')
-        charts.first.locator("canvas, svg").first.wait_for(timeout=30_000)
-        assert charts.count() == 2  # reported against measured; the trend's curve
-        assert "Trend: test accuracy grows with the hidden width" in page.inner_text("body")
-        page.get_by_text("for seed in 0 1 2; do .venv/bin/harness run toy-paper").first.wait_for()
+        page = browser.new_page(viewport={"width": 1400, "height": 1700})
 
         page.goto(served + "/", wait_until="networkidle")
         page.get_by_role("heading", name="Does each paper's number hold?").wait_for(timeout=60_000)
         overview = grid_text(page)
-        assert re.search(r"toy-paper", overview) and "full" in overview
-        page.locator('[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg').first.wait_for()
+        row = "toy-paper | paper?paper=toy-paper | https://arxiv.org/abs/2001.00001v2 | 5 | 3 | 1 | 1 | 0 | full | 8"
+        assert row in overview, overview
+        bars = chart_marks(page, 0, "paper")
+        assert any("paper: toy-paper" in b and "status: reproduced" in b and "count: 3" in b for b in bars), bars
 
-        # A live ingest swaps the database file under the running app; a reload shows the new runs.
+        page.goto(served + "/paper?paper=toy-paper", wait_until="networkidle")
+        page.get_by_role("heading", name="toy-paper").wait_for(timeout=60_000)
+        claims = grid_text(page)
+        for row in ("mlp-macs | not-reproduced | arch | macs_m | 0.002 | 0.001184", "mlp-accuracy | reproduced | full"):
+            assert row in claims, claims
+        points = chart_marks(page, 0, "claim_id")
+        assert len(points) == 4 and any("claim_id: mlp-macs" in p and "status: not-reproduced" in p for p in points)
+        curve = chart_marks(page, 1, "run_id")
+        assert sorted(label.rsplit("; y: ", 1)[1] for label in curve) == ["94.8", "95", "95.2", "96.5", "96.8", "97"]
+        page.get_by_text("Trend: test accuracy grows with the hidden width").wait_for()
+        page.get_by_text("for seed in 0 1 2; do .venv/bin/harness run toy-paper").first.wait_for()
+
+        # A live ingest swaps the database file under the running app; the next view shows the new run.
         write_record(make_record(tier="budget", seed=9, metrics={"accuracy": 91.0}), toy / "results" / "runs")
         store.ingest(runs_dir=toy / "results" / "runs", db_path=fresh_db)
         page.goto(served + "/runs?paper=toy-paper&tier=budget", wait_until="networkidle")
@@ -114,9 +104,8 @@ def test_the_leaderboard_in_chromium(served: str, fresh_db: Path, toy: Path) -> 
 
         page.goto(served + "/paper?paper=toy-paper", wait_until="networkidle")
         grid_text(page)
-        page.locator('[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg').first.wait_for()
-        time.sleep(1)  # let the charts finish their first paint
-        SCREENSHOT.parent.mkdir(exist_ok=True)
-        page.screenshot(path=str(SCREENSHOT), full_page=True)
+        chart_marks(page, 1, "run_id")
+        time.sleep(1)  # let the last paint settle
+        page.screenshot(path=str(SCREENSHOT))
         browser.close()
     assert SCREENSHOT.stat().st_size > 20_000

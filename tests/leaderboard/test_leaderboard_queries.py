@@ -81,6 +81,17 @@ def test_paper_claims_reported_against_measured(leaderboard_db: Path) -> None:
     assert list(only["claim_id"]) == ["mlp-macs"]
 
 
+def test_reported_vs_measured_chart_data(leaderboard_db: Path) -> None:
+    data = queries.reported_vs_measured(queries.paper_claims(leaderboard_db, TOY))
+    claims = data[data["layer"] == "claim"].set_index("claim_id")
+    assert sorted(claims.index) == ["mlp-accuracy", "mlp-macs", "mlp-params", "wide-beats-narrow"]  # no trend
+    assert claims.loc["wide-beats-narrow", "panel"] == "accuracy (delta)"
+    assert claims.loc["mlp-accuracy", ["lo", "hi"]].tolist() == [93.0, 97.0]
+    diagonal = data[data["layer"] == "diag"].groupby("panel")["reported"].agg(["min", "max"])
+    assert diagonal.loc["macs_m"].tolist() == pytest.approx([0.001184, 0.0021])  # spans the point and the band
+    assert queries.reported_vs_measured(queries.paper_claims(leaderboard_db, TOY, statuses=["not-run"])).empty
+
+
 @pytest.mark.parametrize(
     ("args", "command"),
     [
@@ -105,7 +116,10 @@ def test_runs_with_provenance_and_filters(leaderboard_db: Path) -> None:
     arch = runs[runs["tier"] == "arch"].iloc[0]
     assert arch.metrics == "macs=1184, macs_m=0.001184, params=1210, params_m=0.00121"
     assert (arch.git_sha, arch.git_dirty, arch.config_hash, arch.data_hash) == (
-        "3f2c1ab9d0e4", False, "9c1e0d2f", "toy-digits-v1"
+        "3f2c1ab9d0e4",
+        False,
+        "9c1e0d2f",
+        "toy-digits-v1",
     )
     assert '"cpus":2' in arch.hardware and '"torch":"2.13.0"' in arch.versions
     assert set(queries.runs(leaderboard_db, tiers=["full"], models=["toy-mlp-wide"])["seed"]) == {0, 1, 2}

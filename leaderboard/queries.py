@@ -1,0 +1,312 @@
+"""Pure query functions over ``results/harness.duckdb``: what the leaderboard's pages show, without Streamlit.
+
+Every function takes the database path and opens its own short read-only connection (``harness.store``), which
+is closed before it returns: the app never holds the file, so ``harness ingest`` can swap it in at any time and
+the next query reads the new one. Results are pandas DataFrames (or plain dicts), ready for ``st.dataframe``.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from harness.store import connect_readonly
+from harness.verdicts import JUDGING_TIERS, STATUSES, TIER_ORDER
+
+HARNESS = ".venv/bin/harness"
+# The tier a claim that has no judging result yet is run at: the cheapest tier that can judge its kind.
+FIRST_TIER = {"arch": "arch", "scalar": "full", "delta": "budget", "trend": "budget"}
+DATA_TIERS = ("full", "weights")  # tiers that read the paper's dataset from --data-root
+MIN_SEEDS = 2
+# Highest first; "best tier reached" is the highest tier a paper has a successful run at.
+TIER_RANK_SQL = "CASE tier " + " ".join(f"WHEN '{t}' THEN {len(TIER_ORDER) - i}" for i, t in enumerate(TIER_ORDER))
+TIER_RANK_SQL += " ELSE 0 END"
+
+
+def frame(db: Path, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
+    """One read-only query as a DataFrame (columns named even when no row matches)."""
+    with connect_readonly(db) as con:
+        return con.execute(sql, list(params)).df()
+
+
+def database_state(db: Path) -> str:
+    """``missing`` (no file), ``unreadable`` (not a harness database), ``empty`` (no runs) or ``ok``."""
+    if not db.exists():
+        return "missing"
+    try:
+        runs = frame(db, "SELECT count(*) AS n FROM runs")["n"].iloc[0]
+    except duckdb.Error:
+        return "unreadable"
+    return "ok" if runs else "empty"
+
+
+def counts(db: Path) -> dict[str, int]:
+    """Totals for the headline: papers, claims, runs and claims per status."""
+    row = frame(
+        db,
+        "SELECT (SELECT count(DISTINCT paper) FROM claims) AS papers, (SELECT count(*) FROM claims) AS claims, "
+        "(SELECT count(*) FROM runs) AS runs",
+    ).iloc[0]
+    by_status = frame(db, "SELECT status, count(*) AS n FROM verdicts GROUP BY status")
+    found = dict(zip(by_status["status"], by_status["n"], strict=True))
+    return {key: int(row[key]) for key in ("papers", "claims", "runs")} | {s: int(found.get(s, 0)) for s in STATUSES}
+
+
+def filter_options(db: Path) -> dict[str, list[str]]:
+    """The values each filter offers: papers, tasks (datasets), tiers, statuses and models that occur."""
+
+    def distinct(sql: str) -> list[str]:
+        return [v for v in frame(db, sql).iloc[:, 0].tolist() if v is not None]
+
+    present = set(distinct("SELECT tier FROM runs UNION SELECT tier FROM verdicts"))
+    return {
+        "papers": distinct("SELECT paper FROM claims UNION SELECT paper FROM runs ORDER BY 1"),
+        "tasks": distinct("SELECT dataset FROM claims UNION SELECT dataset FROM runs ORDER BY 1"),
+        "tiers": [t for t in reversed(TIER_ORDER) if t in present],
+        "statuses": list(STATUSES),
+        "models": distinct("SELECT model FROM runs ORDER BY 1"),
+    }
+
+
+def _where(filters: dict[str, Sequence[str]], prefix: str = "") -> tuple[str, list[Any]]:
+    """``WHERE col IN (...) AND ...`` for the non-empty filters (column names are ours, values are parameters)."""
+    clauses, params = [], []
+    for column, values in filters.items():
+        if values:
+            clauses.append(f"{prefix}{column} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+def overview(
+    db: Path,
+    papers: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    tiers: Sequence[str] = (),
+    statuses: Sequence[str] = (),
+) -> pd.DataFrame:
+    """One row per paper: its claims by status and the best tier it has a successful run at.
+
+    The filters select claims (task = the claim's dataset, tier = the tier its verdict rests on, status) and
+    runs (paper, dataset, tier); a paper is listed when any claim is left, or, without a status filter, any run.
+    """
+    where, params = _where({"paper": papers, "dataset": tasks, "tier": tiers, "status": statuses})
+    per_status = ", ".join(f"count(*) FILTER (WHERE status = '{s}') AS \"{s}\"" for s in STATUSES)
+    claims = frame(db, f"SELECT paper, count(*) AS claims, {per_status} FROM verdicts{where} GROUP BY paper", params)
+    where, params = _where({"paper": papers, "dataset": tasks, "tier": tiers})
+    where = (where + " AND " if where else " WHERE ") + "status = 'ok'"
+    runs = frame(
+        db,
+        f"SELECT paper, count(*) AS runs, arg_max(tier, {TIER_RANK_SQL}) AS best_tier FROM runs{where} GROUP BY paper",
+        params,
+    )
+    how = "left" if statuses else "outer"
+    table = claims.merge(runs, on="paper", how=how)
+    arxiv = frame(db, "SELECT paper, any_value(arxiv) AS arxiv FROM claims GROUP BY paper")
+    table = table.merge(arxiv, on="paper", how="left")
+    for column in ("claims", *STATUSES, "runs"):
+        table[column] = table[column].fillna(0).astype(int)
+    columns = ["paper", "arxiv", "claims", *STATUSES, "best_tier", "runs"]
+    return table[columns].sort_values("paper", ignore_index=True)
+
+
+def paper_arxiv(db: Path, paper: str) -> str | None:
+    """The arXiv id (with version) the paper's claims cite, or None when it has no claims."""
+    found = frame(db, "SELECT any_value(arxiv) AS arxiv FROM claims WHERE paper = ?", [paper])["arxiv"]
+    return found.iloc[0] if not found.empty and isinstance(found.iloc[0], str) else None
+
+
+def reproduce_command(
+    paper: str, kind: str, tier: str | None, models: Sequence[str], seeds: Sequence[int], dataset: str = ""
+) -> str:
+    """The shell command that (re)produces a claim's evidence: ``harness run`` at the tier that judges it.
+
+    ``tier`` is the verdict's tier; when it cannot judge the claim (e.g. only smoke results), the cheapest tier
+    that can is used. Glob model patterns (trend claims) are left to the tier config's default model.
+    """
+    if tier not in JUDGING_TIERS[kind]:
+        tier, seeds = FIRST_TIER[kind], []  # the seeds of lower-tier runs say nothing about the judging runs
+    if tier == "arch":
+        seeds = []
+    elif not seeds:
+        seeds = [0] if tier == "weights" else list(range(MIN_SEEDS))
+    models = [m for m in models if not any(ch in m for ch in "*?[")] or [None]
+    lines = []
+    for model in models:
+        argv = [HARNESS, "run", paper, "--tier", tier] + (["--model", model] if model else [])
+        if tier in DATA_TIERS:
+            argv += ["--data-root", f"/path/to/{dataset or 'dataset'}"]
+        command = shlex.join(argv)
+        if len(seeds) == 1:
+            command += f" --seed {seeds[0]}"
+        elif seeds:
+            command = f"for seed in {' '.join(map(str, seeds))}; do {command} --seed $seed; done"
+        lines.append(command)
+    return "\n".join(lines)
+
+
+def paper_claims(db: Path, paper: str, statuses: Sequence[str] = (), tiers: Sequence[str] = ()) -> pd.DataFrame:
+    """Every claim of ``paper`` with its verdict: reported vs measured, Δ, tolerance, status, tier, seeds, runs,
+    and the command that reproduces it."""
+    where, params = _where({"status": statuses, "tier": tiers}, prefix="v.")
+    where = (where + " AND " if where else " WHERE ") + "v.paper = ?"
+    table = frame(
+        db,
+        "SELECT v.claim_id, v.kind, c.source, v.model, c.baseline, v.dataset, v.split, v.metric, c.unit, "
+        "v.reported, v.mean AS measured, v.std, v.delta, v.tolerance, v.status, v.tier, v.n, "
+        "(SELECT list(DISTINCT r.seed ORDER BY r.seed) FROM runs r WHERE list_contains(v.run_ids, r.run_id)) AS seeds, "
+        "(SELECT list(DISTINCT r.model ORDER BY r.model) FROM runs r WHERE list_contains(v.run_ids, r.run_id)) "
+        "AS run_models, v.reason, c.statement, c.rule, v.run_ids "
+        f"FROM verdicts v JOIN claims c ON c.paper = v.paper AND c.claim_id = v.claim_id{where} ORDER BY v.claim_id",
+        [*params, paper],
+    )
+    for column in ("seeds", "run_models", "run_ids"):
+        table[column] = [_as_list(v) for v in table[column]]
+    table["command"] = [
+        reproduce_command(paper, row.kind, row.tier, _command_models(row), row.seeds, row.dataset)
+        for row in table.itertuples()
+    ]
+    return table
+
+
+def _as_list(value: Any) -> list[Any]:
+    """A LIST cell as a Python list (DuckDB gives numpy arrays, and NULL as None or pd.NA)."""
+    return [] if value is None or value is pd.NA else [v.item() if hasattr(v, "item") else v for v in value]
+
+
+def _command_models(row: Any) -> list[str]:
+    if row.run_models:
+        return row.run_models
+    return [row.model] + ([row.baseline] if isinstance(row.baseline, str) else [])
+
+
+def reported_vs_measured(claims: pd.DataFrame) -> pd.DataFrame:
+    """Chart data from :func:`paper_claims`: each judged non-trend claim (``layer`` "claim", with its tolerance band
+    ``lo``–``hi``) and, per panel, the two ends of the line y = x across it (``layer`` "diag"). One panel per metric;
+    delta claims get their own (``"<metric> (delta)"``), their values being differences."""
+    scored = claims[(claims["kind"] != "trend") & claims["measured"].notna() & claims["reported"].notna()]
+    panel = [f"{m} (delta)" if k == "delta" else m for m, k in zip(scored["metric"], scored["kind"], strict=True)]
+    points = scored.assign(
+        panel=panel, layer="claim", lo=scored["reported"] - scored["tolerance"],
+        hi=scored["reported"] + scored["tolerance"],
+    )[["panel", "layer", "claim_id", "status", "tier", "reported", "measured", "lo", "hi"]]  # fmt: skip
+    by_panel = points.groupby("panel")
+    low = pd.concat([by_panel["lo"].min(), by_panel["measured"].min()], axis=1).min(axis=1)
+    high = pd.concat([by_panel["hi"].max(), by_panel["measured"].max()], axis=1).max(axis=1)
+    ends = [pd.DataFrame({"panel": v.index, "layer": "diag", "reported": v, "measured": v}) for v in (low, high)]
+    return pd.concat([points, *ends], ignore_index=True)
+
+
+def runs(
+    db: Path,
+    papers: Sequence[str] = (),
+    tiers: Sequence[str] = (),
+    models: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    statuses: Sequence[str] = (),
+    run_ids: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Run records with their provenance, newest first; ``run_ids`` (e.g. one claim's evidence) narrows further."""
+    filters = {"paper": papers, "tier": tiers, "model": models, "dataset": tasks, "status": statuses}
+    where, params = _where(filters)
+    if run_ids is not None:
+        where += (" AND " if where else " WHERE ") + ("list_contains(?::VARCHAR[], run_id)" if run_ids else "false")
+        params += [list(run_ids)] if run_ids else []
+    table = frame(
+        db,
+        "SELECT run_id, paper, model, tier, dataset, split, seed, status, protocol, "
+        "(SELECT string_agg(format('{}={:.6g}', name, value), ', ' ORDER BY name) FROM metrics m "
+        "WHERE m.run_id = runs.run_id) AS metrics, started_at, finished_at, git_sha, git_dirty, config_hash, "
+        "data_hash, CAST(hardware AS VARCHAR) AS hardware, CAST(versions AS VARCHAR) AS versions FROM runs"
+        f"{where} ORDER BY finished_at DESC, run_id",
+        params,
+    )
+    return table
+
+
+def claim_run_ids(db: Path, paper: str, claim_id: str) -> list[str]:
+    """The run ids a claim's verdict rests on (empty when it has none)."""
+    found = frame(db, "SELECT run_ids FROM verdicts WHERE paper = ? AND claim_id = ?", [paper, claim_id])
+    return [] if found.empty else _as_list(found["run_ids"].iloc[0])
+
+
+def pluck(record: dict[str, Any], dotted: str) -> Any:
+    """A record's value at ``metrics.<name>`` or ``config.<dotted.path>`` (None when absent), as verdicts read it."""
+    head, _, rest = dotted.partition(".")
+    node: Any = record.get(head) or {}
+    for part in rest.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def trend_points(db: Path, paper: str, claim_id: str) -> pd.DataFrame:
+    """The points a trend claim is judged on: the rule's x and y for each run of its verdict (columns x, y, model,
+    seed, run_id), sorted by x. Empty when the claim is not a trend or has no runs."""
+    rule = frame(db, "SELECT rule FROM claims WHERE paper = ? AND claim_id = ?", [paper, claim_id])
+    ids = claim_run_ids(db, paper, claim_id)
+    if rule.empty or rule["rule"].iloc[0] is None or not ids:
+        return pd.DataFrame(columns=["x", "y", "model", "seed", "run_id"])
+    spec = json.loads(rule["rule"].iloc[0])
+    records = frame(db, "SELECT record FROM runs WHERE list_contains(?::VARCHAR[], run_id)", [ids])["record"]
+    points = []
+    for text in records:
+        record = json.loads(text)
+        x, y = pluck(record, spec["x"]), pluck(record, spec["y"])
+        if isinstance(x, int | float) and isinstance(y, int | float):
+            points.append(
+                {"x": x, "y": y, "model": record["model"], "seed": record["seed"], "run_id": record["run_id"]}
+            )
+    table = pd.DataFrame(points, columns=["x", "y", "model", "seed", "run_id"])
+    return table.sort_values(["x", "model", "seed"], ignore_index=True)
+
+
+def model_index(db: Path, run_ids: Sequence[str] | None = None) -> dict[str, Any]:
+    """The runs (all, or ``run_ids``) in the Papers-with-Code model-index format (``model-index.yml``).
+
+    One ``Collections`` entry per paper, one ``Models`` entry per model: ``Metadata`` holds the arch tier's
+    ``Parameters`` and ``FLOPs`` (multiply-adds, as the papers count them); ``Results`` hold the mean of each
+    metric over seeds per (dataset, split, tier). Smoke runs prove a pipeline, never a number: they are left out.
+    """
+    table = runs(db, statuses=["ok"], run_ids=run_ids)
+    metrics = frame(db, "SELECT run_id, name, value FROM metrics")
+    long = table[["run_id", "paper", "model", "tier", "dataset", "split", "seed"]].merge(metrics, on="run_id")
+    arxiv = dict(frame(db, "SELECT paper, any_value(arxiv) AS a FROM claims GROUP BY paper").itertuples(index=False))
+    collections = [
+        {"Name": paper, "Paper": {"URL": f"https://arxiv.org/abs/{arxiv[paper]}"} if paper in arxiv else None}
+        for paper in sorted(set(long["paper"]))
+    ]
+    models = []
+    for (paper, model), group in long.groupby(["paper", "model"], sort=True):
+        entry: dict[str, Any] = {"Name": model, "In Collection": paper}
+        if metadata := _arch_metadata(group):
+            entry["Metadata"] = metadata
+        entry["Results"] = _results(group[~group["tier"].isin(["arch", "smoke"])])
+        if paper in arxiv:
+            entry["Paper"] = f"https://arxiv.org/abs/{arxiv[paper]}"
+        models.append(entry)
+    return {"Collections": [{k: v for k, v in c.items() if v} for c in collections], "Models": models}
+
+
+def _arch_metadata(group: pd.DataFrame) -> dict[str, Any]:
+    arch = group[group["tier"] == "arch"].groupby("name")["value"].last()
+    found = {"Parameters": arch.get("params"), "FLOPs": arch.get("macs")}
+    return {key: int(value) for key, value in found.items() if value is not None and pd.notna(value)}
+
+
+def _results(group: pd.DataFrame) -> list[dict[str, Any]]:
+    results = []
+    for (dataset, split, tier), part in group.groupby(["dataset", "split", "tier"], sort=True):
+        means = part.groupby("name")["value"].mean()
+        results.append({
+            "Task": dataset, "Dataset": dataset, "Split": split, "Tier": tier, "Seeds": int(part["seed"].nunique()),
+            "Metrics": {name: round(float(value), 4) for name, value in means.items()},
+        })  # fmt: skip
+    return results
