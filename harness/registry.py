@@ -98,8 +98,9 @@ class Reproduction:
 
     @property
     def tiers(self) -> tuple[str, ...]:
-        """Tiers this paper can run: ``arch`` whenever it has models, plus one per ``configs/<tier>.yaml``."""
-        present = {path.stem for path in (self.root / "configs").glob("*.yaml")}
+        """Tiers this paper can run: ``arch`` whenever it has models, plus one per ``configs/<tier>.yaml``
+        (variants of a tier, ``configs/<tier>-<variant>.yaml``, are run with ``--config``)."""
+        present = {path.stem.split("-", 1)[0] for path in (self.root / "configs").glob("*.yaml")}
         if self.models:
             present.add("arch")
         return tuple(tier for tier in TIERS if tier in present)
