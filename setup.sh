@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # espeak-ng: speech for the LibriSpeech-format fixtures; chromium: the leaderboard's real-browser test;
-# git: DVC pipelines
-DEBIAN_PACKAGES=(espeak-ng chromium git)
+# git: DVC pipelines; dataset-fashion-mnist: the SGD-width study's budget tier
+DEBIAN_PACKAGES=(espeak-ng chromium git dataset-fashion-mnist)
 if ((${#DEBIAN_PACKAGES[@]})); then
   missing=()
   for pkg in "${DEBIAN_PACKAGES[@]}"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done

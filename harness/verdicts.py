@@ -199,8 +199,9 @@ def _judge_trend(verdict: Verdict, claim: Claim, records: list[RunRecord]) -> No
         verdict.reason = f"Spearman rho={rho:.3f} (p={p_value:.3g}, alpha={rule.alpha}), expected sign {rule.sign:+d}"
     else:
         fit = stats.linregress(xs, ys)
-        half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(points) - 2)) * fit.stderr
-        verdict.mean, verdict.std = float(fit.slope), float(fit.stderr)
+        stderr = fit.stderr if math.isfinite(fit.stderr) else 0.0  # y constant: a flat line, known exactly
+        half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(points) - 2)) * stderr
+        verdict.mean, verdict.std = float(fit.slope), float(stderr)
         centre, width = (rule.min + rule.max) / 2, (rule.max - rule.min) / 2
         verdict.status = _against_band(fit.slope - half, fit.slope + half, centre, width)
         verdict.reason = (

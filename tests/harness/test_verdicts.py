@@ -135,3 +135,10 @@ def test_trend_loglog_slope_interval() -> None:
     verdict = judge(trend_claim(rule), proportional)
     assert verdict.status == "reproduced" and verdict.mean == pytest.approx(1.0, abs=0.01)
     assert judge(trend_claim(rule), sqrt_law).status == "not-reproduced"
+
+
+def test_a_flat_loglog_trend_is_judged_not_left_undecided() -> None:
+    rule = {"type": "loglog-slope", "x": "config.width", "y": "metrics.accuracy", "min": 0.8, "max": 1.2}
+    flat = width_runs([(w, 50.0) for w in (4, 8, 16, 32)])
+    verdict = judge(trend_claim(rule), flat)
+    assert (verdict.status, verdict.mean, verdict.std) == ("not-reproduced", 0.0, 0.0)

@@ -1,0 +1,173 @@
+"""Lightning system for the ResNets and AA-ResNets of arXiv 1904.09925 on ImageNet-format batches.
+
+The paper trains its ImageNet ResNets with "the standard ResNet setup"; the recipe here is the one of the
+authors' TPU ResNet code (tensorflow/tpu models/official/resnet, ``resnet_main.py`` and ``configs/resnet_config.py``),
+which that setup refers to:
+
+- SGD with momentum 0.9; learning rate 0.1 per 256 images, scaled linearly with the global batch;
+- 5 epochs of linear warm-up from 0, then x0.1 at 30/90, 60/90 and 80/90 of the run (``get_lr_schedule``, which
+  scales the 90-epoch milestones to the run's length);
+- L2 weight decay 1e-4 on every trainable variable except batch-norm ones (added to the gradient, as
+  ``weight_decay * sum(||w||^2 / 2)`` in the loss does);
+- softmax cross-entropy, label smoothing as configured (official default 0.0);
+- batch-norm momentum 0.9 (TF decay; PyTorch ``momentum=0.1``), the PyTorch default.
+
+The paper's own epoch count, batch size and label smoothing for the AA-ResNets were not re-checked while writing
+this reproduction; the full config states what it uses. Batches are ``(float (N, 3, H, W), long (N,))``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from harness.errors import HarnessError
+from reproductions.attention_augmented.model import build
+from reproductions.attention_augmented.variants import AUGMENTATION, RESNETS
+from tasks.imagenet.metric import accuracy_metrics
+
+WARMUP_FRACTION = 5 / 90
+DECAY_POINTS = (30 / 90, 60 / 90, 80 / 90)
+
+
+def parse_model(model: str) -> tuple[int, bool]:
+    """``"aa-resnet50"`` -> ``(50, True)``, ``"resnet34"`` -> ``(34, False)``; other ids are an error."""
+    augmented = model.startswith("aa-")
+    name = model.removeprefix("aa-")
+    depth = name.removeprefix("resnet")
+    known = [f"resnet{d}" for d in RESNETS] + [f"aa-resnet{d}" for d in AUGMENTATION]
+    if not name.startswith("resnet") or not depth.isdigit() or model not in known:
+        raise HarnessError(f"unknown attention-augmented model id {model!r}; known: {', '.join(known)}")
+    return int(depth), augmented
+
+
+def step_schedule(step: int, total_steps: int, steps_per_epoch: float, warmup_epochs: float = 5.0) -> float:
+    """Learning-rate multiplier: linear warm-up, then x0.1 at 1/3, 2/3 and 8/9 of the run (official schedule)."""
+    warmup = warmup_epochs * steps_per_epoch
+    if step < warmup:
+        return step / warmup
+    return 0.1 ** sum(step >= point * total_steps for point in DECAY_POINTS)
+
+
+def load_state(module: nn.Module, path: str | Path, prefix: str = "model.") -> None:
+    """Load ``.safetensors`` or a torch state dict (``weights_only``), or a Lightning checkpoint's ``prefix`` keys."""
+    path = Path(path)
+    if not path.is_file():
+        raise HarnessError(f"{path}: weights file not found")
+    try:
+        if path.suffix == ".safetensors":
+            from safetensors.torch import load_file
+
+            state = load_file(str(path))
+        else:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # a corrupt or unsafe file is named, not hidden behind a traceback
+        raise HarnessError(f"{path}: cannot read weights: {exc}") from exc
+    state = state.get("state_dict", state)
+    if state and all(key.startswith(prefix) for key in state):
+        state = {key.removeprefix(prefix): value for key, value in state.items()}
+    try:
+        module.load_state_dict(state)
+    except RuntimeError as exc:
+        raise HarnessError(f"{path}: weights do not fit the model: {exc}") from exc
+
+
+def l2_param_groups(module: nn.Module, weight_decay: float) -> list[dict]:
+    """Weight decay on every parameter except batch-norm scale and offset (official ResNet L2)."""
+    bn = {id(p) for m in module.modules() if isinstance(m, nn.BatchNorm2d) for p in m.parameters()}
+    decayed = [p for p in module.parameters() if id(p) not in bn]
+    plain = [p for p in module.parameters() if id(p) in bn]
+    return [{"params": decayed, "weight_decay": weight_decay}, {"params": plain, "weight_decay": 0.0}]
+
+
+def global_batch(trainer: pl.Trainer) -> tuple[float, int]:
+    """Optimizer steps per epoch and the global batch (per-device batch x devices x accumulation)."""
+    trainer.fit_loop.setup_data()
+    steps_per_epoch = max(1.0, trainer.num_training_batches / trainer.accumulate_grad_batches)
+    batch_size = getattr(trainer.train_dataloader, "batch_size", None)
+    if not batch_size:
+        raise HarnessError("the learning rate is scaled by the batch size: the train loader has none")
+    return steps_per_epoch, batch_size * trainer.world_size * trainer.accumulate_grad_batches
+
+
+class AttentionAugmentedSystem(pl.LightningModule):
+    """ResNet-34/50/101/152 and AA-ResNet-34/50/101/152 classifiers with the official TPU ResNet recipe."""
+
+    def __init__(
+        self,
+        model: str = "aa-resnet50",
+        num_classes: int = 1000,
+        image_size: int = 224,
+        lr: float = 0.1,
+        lr_batch_size: int = 256,
+        momentum: float = 0.9,
+        weight_decay: float = 1e-4,
+        warmup_epochs: float = 5.0,
+        label_smoothing: float = 0.0,
+        checkpoint: str | None = None,
+    ) -> None:
+        """``lr`` is the peak rate at a global batch of ``lr_batch_size``; ``image_size`` the expected input."""
+        super().__init__()
+        self.save_hyperparameters()
+        depth, augmented = parse_model(model)
+        self.model = build(depth, augmented, num_classes)
+        if checkpoint is not None:
+            load_state(self.model, checkpoint)
+        self.val_metrics = accuracy_metrics(num_classes, prefix="val/")
+        self.test_metrics = nn.ModuleList()
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.model(images)  # (N, 3, H, W) -> (N, num_classes)
+
+    def _check(self, images: torch.Tensor) -> None:
+        size = self.hparams.image_size
+        if images.shape[-2:] != (size, size):
+            raise HarnessError(
+                f"{self.hparams.model} expects {size}x{size} images but the data module gave "
+                f"{tuple(images.shape[-2:])}; set the system's image_size or the data module's to match"
+            )
+
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        images, labels = batch
+        self._check(images)
+        loss = F.cross_entropy(self(images), labels, label_smoothing=self.hparams.label_smoothing)
+        self.log("train/loss", loss, prog_bar=True)
+        self.log("train/lr", self.lr_schedulers().get_last_lr()[0])
+        return loss
+
+    def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
+        images, labels = batch
+        self._check(images)
+        self.val_metrics.update(self(images), labels)
+        self.log_dict(self.val_metrics, prog_bar=True)
+
+    def on_test_start(self) -> None:
+        loaders = len(self.trainer.num_test_batches)
+        self.test_metrics = nn.ModuleList(
+            accuracy_metrics(self.hparams.num_classes, prefix="test/") for _ in range(loaders)
+        ).to(self.device)
+
+    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
+        images, labels = batch
+        self._check(images)
+        metrics = self.test_metrics[dataloader_idx]
+        metrics.update(self(images), labels)
+        self.log_dict(metrics)
+
+    def configure_optimizers(self) -> dict:
+        hp = self.hparams
+        steps_per_epoch, batch = global_batch(self.trainer)
+        total = max(1, int(self.trainer.estimated_stepping_batches))
+        optimizer = torch.optim.SGD(
+            l2_param_groups(self.model, hp.weight_decay), lr=hp.lr * batch / hp.lr_batch_size, momentum=hp.momentum
+        )
+
+        def factor(step: int) -> float:
+            return step_schedule(step, total, steps_per_epoch, hp.warmup_epochs)
+
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

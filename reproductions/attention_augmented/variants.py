@@ -1,0 +1,59 @@
+"""ResNet depths and their attention-augmentation settings as data, importable without torch.
+
+``RESNETS`` are the block tables of He et al. (arXiv 1512.03385, Table 1): basic blocks for ResNet-18/34,
+bottlenecks for ResNet-50/101/152, stages conv2_x..conv5_x at 56, 28, 14 and 7 px for a 224 px input.
+
+``AUGMENTATION`` is how "Attention Augmented Convolutional Networks" (arXiv 1904.09925) augments each ResNet on
+ImageNet (see model.py for where each number comes from and which of them the paper's parameter counts pin down):
+the first spatial convolution of every residual block of the last three stages is an attention-augmented
+convolution with ``Nh = 8`` heads, ``kappa = dk / Fout`` and ``upsilon = dv / Fout`` (``kappa = 2 upsilon = 0.2``;
+ResNet-34 uses ``kappa = upsilon = 0.25``), at least 20 key dimensions per head, and the self-attention of the
+first of those stages (28 x 28) runs on a 2x average-pooled input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ResNetSpec:
+    """Block type and blocks per stage (conv2_x .. conv5_x)."""
+
+    block: str  # "basic" or "bottleneck"
+    layers: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class Augmentation:
+    """Where and how wide the self-attention is.
+
+    ``stages`` are 0-based indices of conv2_x..conv5_x; ``downsample_stages`` run their self-attention on a
+    3x3 / stride-2 average-pooled input and upsample the result bilinearly before the concatenation.
+    """
+
+    kappa: float
+    upsilon: float
+    heads: int = 8
+    min_key_dims_per_head: int = 20
+    stages: tuple[int, ...] = (1, 2, 3)
+    downsample_stages: tuple[int, ...] = (1,)
+
+
+RESNETS: dict[int, ResNetSpec] = {
+    18: ResNetSpec("basic", (2, 2, 2, 2)),
+    34: ResNetSpec("basic", (3, 4, 6, 3)),
+    50: ResNetSpec("bottleneck", (3, 4, 6, 3)),
+    101: ResNetSpec("bottleneck", (3, 4, 23, 3)),
+    152: ResNetSpec("bottleneck", (3, 8, 36, 3)),
+}
+
+AUGMENTATION: dict[int, Augmentation] = {
+    34: Augmentation(kappa=0.25, upsilon=0.25),
+    50: Augmentation(kappa=0.2, upsilon=0.1),
+    101: Augmentation(kappa=0.2, upsilon=0.1),
+    152: Augmentation(kappa=0.2, upsilon=0.1),
+}
+
+PAPER_DEPTHS = (34, 50, 101, 152)  # the ResNets of the paper's ImageNet ResNet table
+IMAGE_SIZE = 224
