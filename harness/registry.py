@@ -72,6 +72,8 @@ class Reproduction:
     fits) instead of the harness's single fit + test; it is called as
     ``function(repro, config_path, tier=..., model=..., seed=..., data_root=..., runs_dir=...)`` and returns the
     paths of the run records it wrote (see docs/plugins.md).
+    ``figures`` optionally names ``"module:function"`` taking the paper's run records (as dicts) and returning
+    ``[(title, vega_lite_spec), ...]``: the figures its claims are about, drawn on the leaderboard's paper page.
     """
 
     id: str
@@ -81,6 +83,7 @@ class Reproduction:
     tasks: tuple[str, ...] = ()
     models: tuple[ModelSpec, ...] = ()
     runner: str | None = None
+    figures: str | None = None
 
     @property
     def root(self) -> Path:

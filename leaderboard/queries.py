@@ -247,6 +247,27 @@ def pluck(record: dict[str, Any], dotted: str) -> Any:
     return node
 
 
+def paper_records(db: Path, paper: str) -> list[dict[str, Any]]:
+    """Every run record of a paper, as the JSON dicts they were written as."""
+    return [json.loads(text) for text in frame(db, "SELECT record FROM runs WHERE paper = ?", [paper])["record"]]
+
+
+def paper_figures(db: Path, paper: str) -> list[tuple[str, dict[str, Any]]]:
+    """The figures a registered paper draws from its records (``Reproduction.figures``); none when it has no such
+    function, is not registered here, or has no records yet."""
+    from harness import registry
+    from harness.errors import HarnessError
+
+    try:
+        repro = registry.reproductions().get(paper)
+        if repro is None or repro.figures is None:
+            return []
+        records = paper_records(db, paper)
+        return registry.load_object(repro.figures)(records) if records else []
+    except HarnessError:
+        return []
+
+
 def trend_points(db: Path, paper: str, claim_id: str) -> pd.DataFrame:
     """The points a trend claim is judged on: the rule's x and y for each run of its verdict (columns x, y, model,
     seed, run_id), sorted by x. Empty when the claim is not a trend or has no runs."""

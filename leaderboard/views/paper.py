@@ -62,12 +62,17 @@ if not chart_data.empty:
 for trend in claims[claims["kind"] == "trend"].itertuples():
     st.subheader(f"Trend: {trend.statement}")
     points = queries.trend_points(db, paper, trend.claim_id)
-    st.caption(f"`{trend.claim_id}` — {trend.status} at tier {trend.tier or '-'}: {trend.reason}")
+    tier = trend.tier if isinstance(trend.tier, str) else "-"  # pandas gives NaN for a missing tier
+    st.caption(f"`{trend.claim_id}` — {trend.status} at tier {tier}: {trend.reason}")
     if points.empty:
         st.info("No runs yet at a tier that judges this trend.")
         continue
     rule = json.loads(trend.rule)
     st.altair_chart(charts.trend_curve(points, rule["x"], rule["y"]))
+
+for title, spec in queries.paper_figures(db, paper):
+    st.subheader(title)
+    st.vega_lite_chart(spec)
 
 st.subheader("Reproduce a claim")
 claim_id = st.selectbox("Claim", claims["claim_id"].tolist(), key="claim-detail")

@@ -24,4 +24,5 @@ REPRODUCTION = Reproduction(
         for width in WIDTHS
     ),
     runner="reproductions.sgd_width.sweep:run_sweep",
+    figures="reproductions.sgd_width.figures:figures",
 )

@@ -120,3 +120,15 @@ def optimum_spec(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "shape": {"field": "optimum_at_edge", "type": "nominal", "title": "at the grid's edge (a bound)"},
         },
     }  # fmt: skip
+
+
+def figures(records: Iterable[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The leaderboard's figures for this paper (``Reproduction.figures``): both specs, filled from ``records``."""
+    records = list(records)
+    return [
+        (
+            "Test accuracy against the normalized noise scale, one curve per width",
+            accuracy_spec(accuracy_curves(records)),
+        ),
+        ("Optimal normalized noise scale against width", optimum_spec(optimum_vs_width(records))),
+    ]
