@@ -36,6 +36,8 @@ CONFIG_KEYS = {
     "tier", "model", "seed", "protocol", "fit", "prepare", "system", "data", "trainer", "evaluate", "overrides",
 }  # fmt: skip
 LIGHTNING_DIR = Path("results/lightning")
+# system arguments naming weight files: a run is identified by the files' content (evaluated or fine-tuned from)
+WEIGHT_ARGS = ("checkpoint", "init_checkpoint")
 
 
 @dataclass(frozen=True)
@@ -163,9 +165,10 @@ def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
     key = copy.deepcopy(resolved)
     key["data"]["init_args"].pop("data_root", None)
     key.pop("prepare", None)
-    checkpoint = key["system"]["init_args"].pop("checkpoint", None)
-    if checkpoint:  # the weights, not where they lie, make the run
-        key["checkpoint_sha256"] = _file_sha256(checkpoint)
+    for name in WEIGHT_ARGS:  # the weights, not where they lie, make the run
+        path = key["system"]["init_args"].pop(name, None)
+        if path:
+            key[f"{name}_sha256"] = _file_sha256(path)
     return key
 
 

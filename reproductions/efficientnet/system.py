@@ -18,6 +18,10 @@ authors' released code (tensorflow/tpu, models/official/efficientnet, ``main.py`
 - an exponential moving average of the weights and of the BN statistics, decay 0.9999 with TF's
   ``num_updates`` ramp ``min(decay, (1 + t) / (10 + t))``; evaluation uses the averaged weights.
 
+Fine-tuning (Table 5, Section 5.3): ``init_checkpoint`` starts from ImageNet-trained weights with a new, randomly
+initialised classifier for the target dataset's classes, as GPipe (Huang et al., arXiv 1811.06965, Section 4) whose
+settings the paper borrows describes; see :func:`load_pretrained` and the ``configs/full-<dataset>.yaml`` files.
+
 Batches are ``(images, labels)``: float ``(N, 3, H, W)`` images and long ``(N,)`` class indices.
 """
 
@@ -116,11 +120,14 @@ class RMSpropTF(torch.optim.Optimizer):
         return loss
 
 
-def load_weights(model: nn.Module, path: str | Path) -> None:
-    """Load a state dict safely: ``.safetensors``, or a torch file read with ``weights_only=True``.
+CLASSIFIER_KEYS = ("classifier.weight", "classifier.bias")  # the final fully connected layer of model.py
+
+
+def read_weights(path: str | Path) -> dict[str, torch.Tensor]:
+    """A state dict read safely: ``.safetensors``, or a torch file read with ``weights_only=True``.
 
     Accepts this model's own keys, or a Lightning checkpoint of :class:`EfficientNetSystem` (keys ``model.*``
-    under ``state_dict``, which hold the EMA weights when training used them).
+    under ``state_dict``, which hold the EMA weights when training used them); returns the model's keys.
     """
     path = Path(path)
     if not path.is_file():
@@ -137,10 +144,44 @@ def load_weights(model: nn.Module, path: str | Path) -> None:
     state = state.get("state_dict", state)
     if state and all(key.startswith("model.") for key in state):
         state = {key.removeprefix("model."): value for key, value in state.items()}
+    return state
+
+
+def load_weights(model: nn.Module, path: str | Path) -> None:
+    """Load every weight of ``model`` from ``path`` (see :func:`read_weights`), for evaluation."""
     try:
-        model.load_state_dict(state)
+        model.load_state_dict(read_weights(path))
     except RuntimeError as exc:
         raise HarnessError(f"{path}: weights do not fit the model: {exc}") from exc
+
+
+def load_pretrained(model: nn.Module, path: str | Path) -> None:
+    """Initialise ``model`` for fine-tuning from weights trained on another dataset (ImageNet).
+
+    Every tensor is loaded except the classifier's (``CLASSIFIER_KEYS``), which keeps its fresh initialisation
+    whatever its size: GPipe "changed the number of output units in the last softmax classification layer to the
+    number of classes in the target dataset and initialized the new softmax layer randomly". Any other missing,
+    unexpected or differently shaped tensor is an error naming the file and the keys (e.g. B0 weights for B7).
+    """
+    if not Path(path).is_file():
+        raise HarnessError(
+            f"{path}: init_checkpoint not found; it must hold ImageNet-trained weights of this EfficientNet variant "
+            "(a .safetensors file, a state dict or a Lightning checkpoint of EfficientNetSystem)"
+        )
+    state = {key: value for key, value in read_weights(path).items() if key not in CLASSIFIER_KEYS}
+    expected = {key for key in model.state_dict() if key not in CLASSIFIER_KEYS}
+    missing = [key for key in model.state_dict() if key in expected and key not in state]
+    unexpected = [key for key in state if key not in expected]
+    if missing or unexpected:
+        raise HarnessError(
+            f"{path}: pretrained weights do not fit the model outside its classifier: "
+            f"missing {missing[:5]}{' ...' if len(missing) > 5 else ''}, "
+            f"unexpected {unexpected[:5]}{' ...' if len(unexpected) > 5 else ''}"
+        )
+    try:
+        model.load_state_dict(state, strict=False)
+    except RuntimeError as exc:  # shape mismatches outside the classifier
+        raise HarnessError(f"{path}: pretrained weights do not fit the model outside its classifier: {exc}") from exc
 
 
 class EfficientNetSystem(pl.LightningModule):
@@ -166,15 +207,22 @@ class EfficientNetSystem(pl.LightningModule):
         label_smoothing: float = 0.1,
         ema_decay: float = 0.9999,
         checkpoint: str | None = None,
+        init_checkpoint: str | None = None,
     ) -> None:
         """``lr`` is the peak rate at a global batch of ``lr_batch_size`` images; the run scales it linearly.
 
         ``image_size`` is the resolution the data must arrive at (the variant's own by default; smaller for the
         smoke tier). ``bn_momentum`` is PyTorch's (0.01 = TF's 0.99). ``ema_decay=0`` trains without weight
-        averaging. ``checkpoint`` loads weights for evaluation (see :func:`load_weights`).
+        averaging. ``checkpoint`` loads all weights for evaluation (see :func:`load_weights`); ``init_checkpoint``
+        loads ImageNet-trained weights to fine-tune from, all but the classifier (see :func:`load_pretrained`).
         """
         super().__init__()
         self.save_hyperparameters()
+        if checkpoint is not None and init_checkpoint is not None:
+            raise HarnessError(
+                "EfficientNetSystem: give checkpoint (weights to evaluate) or init_checkpoint (weights to fine-tune "
+                f"from), not both; got {checkpoint!r} and {init_checkpoint!r}"
+            )
         self.variant = parse_variant(model)
         self.image_size = image_size or VARIANTS[self.variant].resolution
         self.model = efficientnet(
@@ -182,6 +230,8 @@ class EfficientNetSystem(pl.LightningModule):
         )
         if checkpoint is not None:
             load_weights(self.model, checkpoint)
+        if init_checkpoint is not None:
+            load_pretrained(self.model, init_checkpoint)
         self.val_metrics = accuracy_metrics(num_classes, prefix="val/")
         self.test_metrics = nn.ModuleList()  # one collection per test dataloader, made in on_test_start
 

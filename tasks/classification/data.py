@@ -6,6 +6,9 @@ in every code base that uses it). ``data_root`` is the folder holding the datase
 (``cifar-10-batches-py/``, ``train_32x32.mat``, ``Imagenet32_train/`` ...); the parent of ``cifar-10-batches-py``
 or ``cifar-100-python`` may also be given as that folder itself.
 
+ImageNet 32x32 is read from its pickle batches or, when those are absent, from the npz distribution of the same
+batches (``Imagenet32_train_npz/train_data_batch_<i>.npz``, ``Imagenet32_val_npz/val_data.npz``).
+
 Pickles are read with an unpickler that only rebuilds numpy arrays (``numpy``'s ``_reconstruct``,
 ``_frombuffer``, ``ndarray``, ``dtype``, ``scalar`` and ``_codecs.encode``): a dataset file cannot run code.
 CIFAR's pickles were written by Python 2, so they are decoded as latin-1 (numpy's advice for such files) and
@@ -107,8 +110,24 @@ def _field(path: Path, data: dict[str, Any], key: str) -> Any:
     return data[key]
 
 
+def npz_variant(path: Path) -> Path:
+    """Downsampled ImageNet also ships as npz batches: ``Imagenet32_train_npz/train_data_batch_1.npz`` for
+    ``Imagenet32_train/train_data_batch_1`` (same keys ``data``, ``labels``, ``mean``)."""
+    return path.parent.with_name(path.parent.name + "_npz") / (path.name + ".npz")
+
+
+def _read_npz(path: Path) -> dict[str, Any]:
+    try:
+        with np.load(path, allow_pickle=False) as data:  # no object arrays: a data file cannot run code
+            return {key: data[key] for key in data.files}
+    except (OSError, ValueError) as exc:
+        raise HarnessError(f"{path}: unreadable npz file: {exc}") from None
+
+
 def _read_pickle(path: Path, spec: ArrayLayout) -> ImageArrays:
-    data = unpickle(path)
+    if spec.format == "imagenet32-pickle" and not path.exists() and npz_variant(path).is_file():
+        path = npz_variant(path)
+    data = _read_npz(path) if path.suffix == ".npz" else unpickle(path)
     rows = np.asarray(_field(path, data, "data"))
     labels = np.asarray(_field(path, data, spec.label_key))
     if rows.dtype != np.uint8 or rows.ndim != 2 or rows.shape[1] != PIXELS:

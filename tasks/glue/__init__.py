@@ -28,9 +28,9 @@ RTE          RTE/dev.tsv                index, sentence1, sentence2, label (enta
 WNLI         WNLI/dev.tsv               index, sentence1, sentence2, label (0/1)
 ============ ========================== ========================================================================
 
-Row ids: the ``index`` column where the file has one (STS-B, MNLI, QNLI, RTE, WNLI), QQP's ``id`` column (its
-GLUE test-submission index), and otherwise (CoLA, SST-2, MRPC) the 0-based number of the data row (header not
-counted). Predictions are a TSV in the GLUE submission format: header ``index<TAB>prediction``, one row per
+Row ids (the submission ``index``): the 0-based position of the data row in the dev file (header not counted). Where
+a file has an ``index`` column (STS-B, MNLI, QNLI, RTE, WNLI) it holds that same position and is read from there;
+QQP's own ``id`` column is a question-pair id, not the index. Predictions are a TSV in the GLUE submission format: header ``index<TAB>prediction``, one row per
 dev example, the label written as in the data (``0``/``1``, ``entailment`` …; STS-B a float).
 
 ``labels`` orders each task's classes; metrics.py takes class indices in that order (that of the HuggingFace
@@ -110,7 +110,8 @@ LAYOUTS: dict[str, GlueLayout] = {
         ),
         _layout(
             "glue-qqp", "QQP (Quora Question Pairs)", "QQP",
-            columns=("id", "qid1", "qid2", "question1", "question2", "is_duplicate"), id_column="id",
+            # the submission index is the data row's position, not QQP's own `id` column
+            columns=("id", "qid1", "qid2", "question1", "question2", "is_duplicate"), id_column=None,
             label_column="is_duplicate", labels=_BINARY, metrics=("accuracy", "f1"),
         ),
         _layout(

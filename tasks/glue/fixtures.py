@@ -159,7 +159,9 @@ def _train_row(task_id: str, n: int) -> list[str]:
     source = "glue-mnli-m" if spec.directory == "MNLI" else task_id  # the train genres are the matched ones
     row = _ROWS[source](source, (3 * n) % len(_FIRST))
     if spec.id_column is not None:
-        row[spec.columns.index(spec.id_column)] = str(_TRAIN_QQP_IDS + 11 * n if task_id == "glue-qqp" else n)
+        row[spec.columns.index(spec.id_column)] = str(n)
+    if task_id == "glue-qqp":
+        row[0] = str(_TRAIN_QQP_IDS + 11 * n)  # QQP's own pair ids (not the submission index)
     if spec.directory == "MNLI":
         row = row[:11] + row[-1:]  # label1, gold_label
     return row

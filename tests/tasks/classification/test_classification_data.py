@@ -170,3 +170,22 @@ def test_augmentation_flips_only_where_labels_allow(roots: dict[str, Path]) -> N
     image, _ = cifar.train_dataset[0]
     raw = cifar.split("train").images[int(cifar.train_indices[0])]
     assert torch.equal(image, torch.from_numpy(raw).float() / 255)
+
+
+def test_imagenet32_npz_batches_read_like_the_pickles(roots: dict[str, Path], tmp_path: Path) -> None:
+    """The npz distribution of Downsampled ImageNet (``Imagenet32_train_npz/train_data_batch_1.npz`` ...)."""
+    import numpy as np
+
+    from tasks.classification import LAYOUTS
+    from tasks.classification.data import npz_variant
+
+    source, spec = roots["imagenet-32"], LAYOUTS["imagenet-32"]
+    for name in (*spec.train, *spec.test):
+        data = unpickle(source / name)
+        target = npz_variant(tmp_path / name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(target, data=data["data"], labels=np.asarray(data["labels"]))
+    for split in ("train", "test"):
+        from_npz, from_pickle = load_split("imagenet-32", tmp_path, split), load_split("imagenet-32", source, split)
+        assert np.array_equal(from_npz.images, from_pickle.images)
+        assert np.array_equal(from_npz.labels, from_pickle.labels)

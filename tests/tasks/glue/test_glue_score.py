@@ -112,13 +112,13 @@ def test_mrpc_byte_order_mark_and_row_number_ids(tmp_path: Path) -> None:
     assert list(read_references("glue-mrpc", path)) == list(range(8))
 
 
-def test_qqp_ids_are_the_id_column(tmp_path: Path) -> None:
+def test_qqp_index_is_the_row_position_not_its_id_column(tmp_path: Path) -> None:
     path = write_tiny_glue(tmp_path, "qqp")
     refs = read_references("glue-qqp", path)
-    assert list(refs)[:2] == [201359, 200382]
-    by_row = write_predictions(tmp_path / "pred.tsv", dict(enumerate(refs.values())))
-    with pytest.raises(HarnessError, match=r"pred\.tsv:2: index 0 is not an example of"):
-        score("glue-qqp", path, by_row)
+    assert list(refs) == list(range(len(refs)))  # the GLUE submission convention
+    by_pair_id = write_predictions(tmp_path / "pred.tsv", {201359: "1", **{i: v for i, v in refs.items() if i}})
+    with pytest.raises(HarnessError, match=r"pred\.tsv:2: index 201359 is not an example of"):
+        score("glue-qqp", path, by_pair_id)
 
 
 def test_stsb_predictions_round_trip(tmp_path: Path) -> None:
