@@ -30,8 +30,9 @@ WNLI         WNLI/dev.tsv               index, sentence1, sentence2, label (0/1)
 
 Row ids (the submission ``index``): the 0-based position of the data row in the dev file (header not counted). Where
 a file has an ``index`` column (STS-B, MNLI, QNLI, RTE, WNLI) it holds that same position and is read from there;
-QQP's own ``id`` column is a question-pair id, not the index. Predictions are a TSV in the GLUE submission format: header ``index<TAB>prediction``, one row per
-dev example, the label written as in the data (``0``/``1``, ``entailment`` …; STS-B a float).
+QQP's own ``id`` column is a question-pair id, not the index.
+Predictions are a TSV in the GLUE submission format: header ``index<TAB>prediction``, one row per dev example,
+the label written as in the data (``0``/``1``, ``entailment`` …; STS-B a float).
 
 ``labels`` orders each task's classes; metrics.py takes class indices in that order (that of the HuggingFace
 ``glue`` datasets): the positive class of MRPC and QQP is ``"1"``, index 1.
