@@ -39,7 +39,9 @@ PARAMS_HEADER = """\
 # with the defaults and keeps the values already here.
 #   tiers:     the tiers the paper's stage runs, in order (default: those of arch, smoke, budget it has)
 #   data_root: --data-root of the full and weights tiers (where the paper's dataset lives; null: the config's own)
-#   seeds:     --seed of every tier but arch, one run per seed (null: the config's seed)
+#   seeds:     --seed of the budget, full and weights tiers, one run per seed (null: the config's seed)
+#   models:    (optional) --model of those tiers, one run per model and seed (null: the config's model), e.g.
+#              a delta claim's model and its baseline
 # A full run is a parameter change away, e.g.
 #   .venv/bin/dvc exp run efficientnet -S 'papers.efficientnet.tiers=[arch,full]' \\
 #       -S papers.efficientnet.data_root=/data/imagenet -S 'papers.efficientnet.seeds=[0,1,2]'
@@ -154,13 +156,19 @@ def tier_commands(paper: str, params: dict[str, Any], harness: str = HARNESS) ->
         raise PipelineError(f"{PARAMS.name}: papers.{paper}.tiers: {tiers!r}; each one of {', '.join(TIERS)}")
     if seeds is not None and not (isinstance(seeds, list) and all(isinstance(s, int) for s in seeds)):
         raise PipelineError(f"{PARAMS.name}: papers.{paper}.seeds: {seeds!r} is not null or a list of integers")
+    models = params.get("models")
+    if models is not None and not (isinstance(models, list) and all(isinstance(m, str) for m in models)):
+        raise PipelineError(f"{PARAMS.name}: papers.{paper}.models: {models!r} is not null or a list of model ids")
     commands = []
     for tier in tiers:
         argv = [harness, "run", paper, "--tier", tier]
         if tier in DATA_TIERS and data_root:
             argv += ["--data-root", str(data_root)]
-        for seed in [None] if tier == "arch" or not seeds else seeds:
-            commands.append((tier, argv + ([] if seed is None else ["--seed", str(seed)])))
+        once = tier in ("arch", "smoke")  # profiling is per model already; a smoke run only proves the pipeline
+        for model in [None] if once or not models else models:
+            for seed in [None] if once or not seeds else seeds:
+                extra = ([] if model is None else ["--model", model]) + ([] if seed is None else ["--seed", str(seed)])
+                commands.append((tier, argv + extra))
     return commands
 
 

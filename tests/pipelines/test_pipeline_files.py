@@ -79,10 +79,17 @@ def test_tier_commands() -> None:
     params = {"tiers": ["arch", "smoke", "full"], "data_root": "/data/x", "seeds": [0, 1]}
     assert [" ".join(argv) for _, argv in pipeline.tier_commands("p", params, "h")] == [
         "h run p --tier arch",
-        "h run p --tier smoke --seed 0",
-        "h run p --tier smoke --seed 1",
+        "h run p --tier smoke",  # a smoke run proves the pipeline once; seeds are for the judging tiers
         "h run p --tier full --data-root /data/x --seed 0",  # only the dataset tiers take data_root
         "h run p --tier full --data-root /data/x --seed 1",
+    ]
+    paired = {"tiers": ["smoke", "budget"], "seeds": [0, 1], "models": ["ours", "baseline"]}
+    assert [" ".join(argv) for _, argv in pipeline.tier_commands("p", paired, "h")] == [
+        "h run p --tier smoke",
+        "h run p --tier budget --model ours --seed 0",
+        "h run p --tier budget --model ours --seed 1",
+        "h run p --tier budget --model baseline --seed 0",
+        "h run p --tier budget --model baseline --seed 1",
     ]
     assert pipeline.tier_commands("p", {"tiers": ["weights"]}, "h") == [
         ("weights", ["h", "run", "p", "--tier", "weights"])
@@ -96,6 +103,7 @@ def test_tier_commands() -> None:
         ({"tiers": ["huge"]}, r"papers.p.tiers: \['huge'\]; each one of arch, smoke"),
         ({"tiers": "arch"}, "papers.p.tiers: 'arch'"),
         ({"tiers": ["smoke"], "seeds": 3}, "papers.p.seeds: 3 is not null or a list of integers"),
+        ({"tiers": ["budget"], "models": "ours"}, "papers.p.models: 'ours' is not null or a list of model ids"),
     ],
 )
 def test_bad_params_are_named(params: dict, message: str) -> None:
