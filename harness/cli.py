@@ -178,6 +178,8 @@ def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
     for name, path in [("--references", args.references), ("--predictions", args.predictions), *options.items()]:
         if not Path(path).exists():
             raise HarnessError(f"{path}: file given to {name} does not exist")
+    if task.protocol:
+        print(f"harness: note: {task.id} scores with protocol {task.protocol!r}", file=sys.stderr)
     result = task.scorer()(Path(args.references), Path(args.predictions), **{k: Path(v) for k, v in options.items()})
     # an undefined score (e.g. a class absent from the references) is NaN in Python and null in JSON
     _emit({key: None if value != value else value for key, value in result.items()}, args.json)

@@ -126,7 +126,9 @@ class Task:
     ``options`` are the extra ``harness score`` flags it accepts (e.g. ``("na_probs",)``), each a path.
     ``example`` names a callable ``(root: Path, task_id: str) -> dict[str, Path]`` that writes a tiny
     references/predictions pair in the task's official formats (keys ``references``, ``predictions`` and
-    any options); the contract tests score it and check the keys.
+    any options); the contract tests score it and check the keys. ``protocol`` names the scoring convention where
+    papers differ (e.g. LibriSpeech's text normalisation): ``harness score`` states it, and a run record scored
+    this way carries it as its ``protocol``.
     """
 
     id: str
@@ -135,6 +137,7 @@ class Task:
     keys: tuple[str, ...]
     options: tuple[str, ...] = ()
     example: str | None = None
+    protocol: str | None = None
 
     def scorer(self) -> Callable[..., dict[str, float]]:
         return load_object(self.score)

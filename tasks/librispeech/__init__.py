@@ -24,10 +24,15 @@ from harness.registry import Task
 
 KEYS = ("wer", "substitutions", "deletions", "insertions", "hits", "words", "utterances")
 
+# The text normalisation of score.py (upper case, white space collapsed, nothing else): papers differ, so records
+# scored this way name it as their protocol.
+PROTOCOL = "corpus-wer-upper-case-whitespace"
+
 LIBRISPEECH = Task(
     id="librispeech",
     title="LibriSpeech ASR corpus (word error rate)",
     score="tasks.librispeech.score:score",
     keys=KEYS,
     example="tasks.librispeech.fixtures:example",
+    protocol=PROTOCOL,
 )

@@ -174,3 +174,28 @@ def test_metric_agrees_with_torchmetrics_and_the_scorer(tmp_path: Path) -> None:
     refs = write(tmp_path, "refs.txt", "".join(f"{i} {t}\n" for i, t in zip(ids, targets, strict=True)))
     hyps = write(tmp_path, "hyps.txt", "".join(f"{i} {p}\n" for i, p in zip(ids, preds, strict=True)))
     assert ours.counts() == pytest.approx(score(refs, hyps))
+
+
+def test_harness_score_states_the_normalisation_protocol(tmp_path: Path) -> None:
+    import json
+
+    from tasks.librispeech import PROTOCOL
+    from tasks.librispeech.fixtures import example
+    from tests.conftest import harness_cli
+
+    files = example(tmp_path, "librispeech")
+    done = harness_cli(
+        "score", "librispeech", "--references", str(files["references"]), "--predictions", str(files["predictions"]),
+        "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"scores with protocol '{PROTOCOL}'" in done.stderr
+    assert set(json.loads(done.stdout)) == {
+        "wer",
+        "substitutions",
+        "deletions",
+        "insertions",
+        "hits",
+        "words",
+        "utterances",
+    }
