@@ -1,6 +1,6 @@
 """A tiny sweep end to end: the smoke config's real Lightning fits on the digits written as Fashion-MNIST IDX files,
 records for every run (diverged ones included), the summaries, the figures' data; and (slow) the same through the
-``harness`` command with the sgd-width entry point and joblib's two-process pool."""
+``harness`` command (the installed sgd-width entry point) and joblib's two-process pool."""
 
 from __future__ import annotations
 
@@ -37,19 +37,13 @@ def test_smoke_sweep_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 @pytest.mark.slow
 def test_harness_run_and_report_through_the_entry_point(tmp_path: Path):
-    from tests.conftest import harness_cli, write_dist_info
+    from tests.conftest import harness_cli
 
-    site = tmp_path / "site"
-    write_dist_info(
-        site, "sgd-width-test", {"harness.reproductions": {"sgd-width": "reproductions.sgd_width:REPRODUCTION"}}
-    )
     config = yaml.safe_load(REPRODUCTION.config_path("smoke").read_text())
     config["executor"] = {"kind": "local", "n_jobs": 2}
     (tmp_path / "smoke.yaml").write_text(yaml.safe_dump(config))
-    repo = Path(__file__).resolve().parents[3]
-    done = harness_cli("run", "sgd-width", "--tier", "smoke", "--config", str(tmp_path / "smoke.yaml"), cwd=tmp_path,
-                       site=site, src=repo)  # fmt: skip
+    done = harness_cli("run", "sgd-width", "--tier", "smoke", "--config", str(tmp_path / "smoke.yaml"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    report = harness_cli("report", "--paper", "sgd-width", "--json", cwd=tmp_path, site=site, src=repo)
+    report = harness_cli("report", "--paper", "sgd-width", "--json", cwd=tmp_path)
     verdicts = json.loads(report.stdout)
     assert verdicts and {v["status"] for v in verdicts} == {"not-run"}  # smoke never judges a claim
