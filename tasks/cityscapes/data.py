@@ -33,6 +33,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
 from tasks.cityscapes.score import GT_SUFFIX, IGNORE, NUM_CLASSES, label_table, read_label_ids, train_ids_to_label_ids
+from tasks.loaders import make_loader
 
 IMAGE_SUFFIX = "_leftImg8bit.png"
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -201,16 +202,10 @@ class CityscapesDataModule(pl.LightningDataModule):
         self.val_dataset = CityscapesDataset(self.frames["val"], self.normalize)
 
     def _loader(self, dataset: Dataset | None, shuffle: bool) -> DataLoader:
-        if dataset is None:
-            raise HarnessError("CityscapesDataModule: call setup() before asking for a dataloader")
-        return DataLoader(
-            dataset,
-            batch_size=self.batch_size,
-            shuffle=shuffle,
-            num_workers=self.num_workers,
-            pin_memory=torch.cuda.is_available(),
-            persistent_workers=self.num_workers > 0,
-        )
+        return make_loader(
+            dataset, batch_size=self.batch_size, num_workers=self.num_workers, shuffle=shuffle,
+            owner="CityscapesDataModule",
+        )  # fmt: skip
 
     def train_dataloader(self) -> DataLoader:
         return self._loader(self.train_dataset, shuffle=True)

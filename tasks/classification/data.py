@@ -48,6 +48,7 @@ from torch.utils.data import DataLoader, Dataset
 from harness.errors import HarnessError
 from tasks.classification import LAYOUTS, ArrayLayout
 from tasks.imagenet.subsets import format_subset, sample_subset, subset_size, write_list
+from tasks.loaders import make_loader
 
 SPLITS = ("train", "test", "extra")
 PIXELS = 3 * 32 * 32
@@ -329,16 +330,10 @@ class ClassificationDataModule(pl.LightningDataModule):
         self.test_dataset = ArrayDataset(test, np.arange(len(test.labels)), ImageTransform(mean, std))
 
     def _loader(self, dataset: Dataset | None, shuffle: bool) -> DataLoader:
-        if dataset is None:
-            raise HarnessError("ClassificationDataModule: call setup() before asking for a dataloader")
-        return DataLoader(
-            dataset,
-            batch_size=self.batch_size,
-            shuffle=shuffle,
-            num_workers=self.num_workers,
-            pin_memory=torch.cuda.is_available(),
-            persistent_workers=self.num_workers > 0,
-        )
+        return make_loader(
+            dataset, batch_size=self.batch_size, num_workers=self.num_workers, shuffle=shuffle,
+            owner="ClassificationDataModule",
+        )  # fmt: skip
 
     def train_dataloader(self) -> DataLoader:
         return self._loader(self.train_dataset, shuffle=True)

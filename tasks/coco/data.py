@@ -42,6 +42,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
 from tasks.coco.score import check_references, read_json
+from tasks.loaders import make_loader
 
 VERIFY_IMAGES = 100
 
@@ -247,17 +248,10 @@ class CocoDetectionDataModule(pl.LightningDataModule):
         self.val_dataset = CocoDetectionDataset(self._split("val"))
 
     def _loader(self, dataset: Dataset | None, shuffle: bool) -> DataLoader:
-        if dataset is None:
-            raise HarnessError("CocoDetectionDataModule: call setup() before asking for a dataloader")
-        return DataLoader(
-            dataset,
-            batch_size=self.batch_size,
-            shuffle=shuffle,
-            num_workers=self.num_workers,
-            collate_fn=collate_detection,
-            pin_memory=torch.cuda.is_available(),
-            persistent_workers=self.num_workers > 0,
-        )
+        return make_loader(
+            dataset, batch_size=self.batch_size, num_workers=self.num_workers, shuffle=shuffle,
+            owner="CocoDetectionDataModule", collate_fn=collate_detection,
+        )  # fmt: skip
 
     def train_dataloader(self) -> DataLoader:
         return self._loader(self.train_dataset, shuffle=True)

@@ -57,6 +57,7 @@ from torch.utils.data import DataLoader, Dataset
 from harness.errors import HarnessError
 from tasks.imagenet.subsets import format_subset, sample_subset, subset_size, write_list
 from tasks.imagenet.transforms import EvalTransform, TrainTransform
+from tasks.loaders import make_loader
 
 VAL_LAYOUTS = ("auto", "folders", "labels-csv", "devkit", "kaggle")
 VERIFY_IMAGES = 1000
@@ -421,16 +422,10 @@ class ImageNetDataModule(pl.LightningDataModule):
         self.val_dataset = ImageListDataset(self.data_root / "val", index.val, class_to_idx, self.eval_transform)
 
     def _loader(self, dataset: Dataset | None, shuffle: bool) -> DataLoader:
-        if dataset is None:
-            raise HarnessError("ImageNetDataModule: call setup() before asking for a dataloader")
-        return DataLoader(
-            dataset,
-            batch_size=self.batch_size,
-            shuffle=shuffle,
-            num_workers=self.num_workers,
-            pin_memory=torch.cuda.is_available(),
-            persistent_workers=self.num_workers > 0,
-        )
+        return make_loader(
+            dataset, batch_size=self.batch_size, num_workers=self.num_workers, shuffle=shuffle,
+            owner="ImageNetDataModule",
+        )  # fmt: skip
 
     def train_dataloader(self) -> DataLoader:
         return self._loader(self.train_dataset, shuffle=True)

@@ -44,6 +44,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
 from tasks.librispeech.score import read_split
+from tasks.loaders import make_loader
 
 SAMPLE_RATE = 16_000
 FEATURES = ("log-mel", "waveform")
@@ -277,15 +278,10 @@ class LibriSpeechDataModule(pl.LightningDataModule):
 
     def _loader(self, splits: Sequence[str], shuffle: bool) -> DataLoader:
         utterances = [u for split in splits for u in self.utterances(split)]
-        return DataLoader(
-            UtteranceDataset(utterances, self.front_end),
-            batch_size=self.batch_size,
-            shuffle=shuffle,
-            collate_fn=collate,
-            num_workers=self.num_workers,
-            pin_memory=torch.cuda.is_available(),
-            persistent_workers=self.num_workers > 0,
-        )
+        return make_loader(
+            UtteranceDataset(utterances, self.front_end), batch_size=self.batch_size, num_workers=self.num_workers,
+            shuffle=shuffle, owner="LibriSpeechDataModule", collate_fn=collate,
+        )  # fmt: skip
 
     def train_dataloader(self) -> DataLoader:
         return self._loader(self.train_splits, shuffle=True)

@@ -37,6 +37,7 @@ from harness.errors import HarnessError
 from tasks.imagenet.data import load_rgb
 from tasks.imagenet.subsets import format_subset
 from tasks.imagenet.transforms import EvalTransform, TrainTransform
+from tasks.loaders import make_loader
 from tasks.transfer import ARRAY_DATASETS, DATASETS, LIST_DATASETS, ListDataset
 
 VERIFY_IMAGES = 1000
@@ -241,16 +242,10 @@ class TransferDataModule(pl.LightningDataModule):
         self.data_hash = hashlib.sha256(format_subset(items)).hexdigest()
 
     def _loader(self, dataset: Dataset | None, shuffle: bool) -> DataLoader:
-        if dataset is None:
-            raise HarnessError("TransferDataModule: call setup() before asking for a dataloader")
-        return DataLoader(
-            dataset,
-            batch_size=self.batch_size,
-            shuffle=shuffle,
-            num_workers=self.num_workers,
-            pin_memory=torch.cuda.is_available(),
-            persistent_workers=self.num_workers > 0,
-        )
+        return make_loader(
+            dataset, batch_size=self.batch_size, num_workers=self.num_workers, shuffle=shuffle,
+            owner="TransferDataModule",
+        )  # fmt: skip
 
     def train_dataloader(self) -> DataLoader:
         return self._loader(self.train_dataset, shuffle=True)
