@@ -22,13 +22,13 @@ from pathlib import Path
 
 import pytorch_lightning as pl
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from harness.errors import HarnessError
 from reproductions.attention_augmented.model import build
 from reproductions.attention_augmented.variants import AUGMENTATION, RESNETS
 from tasks.imagenet.metric import accuracy_metrics
+from tasks.imagenet.steps import ClassifierSteps
 
 WARMUP_FRACTION = 5 / 90
 DECAY_POINTS = (30 / 90, 60 / 90, 80 / 90)
@@ -94,7 +94,7 @@ def global_batch(trainer: pl.Trainer) -> tuple[float, int]:
     return steps_per_epoch, batch_size * trainer.world_size * trainer.accumulate_grad_batches
 
 
-class AttentionAugmentedSystem(pl.LightningModule):
+class AttentionAugmentedSystem(ClassifierSteps, pl.LightningModule):
     """ResNet-34/50/101/152 and AA-ResNet-34/50/101/152 classifiers with the official TPU ResNet recipe."""
 
     def __init__(
@@ -118,45 +118,11 @@ class AttentionAugmentedSystem(pl.LightningModule):
         if checkpoint is not None:
             load_state(self.model, checkpoint)
         self.val_metrics = accuracy_metrics(num_classes, prefix="val/")
+        self.image_size = image_size
         self.test_metrics = nn.ModuleList()
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         return self.model(images)  # (N, 3, H, W) -> (N, num_classes)
-
-    def _check(self, images: torch.Tensor) -> None:
-        size = self.hparams.image_size
-        if images.shape[-2:] != (size, size):
-            raise HarnessError(
-                f"{self.hparams.model} expects {size}x{size} images but the data module gave "
-                f"{tuple(images.shape[-2:])}; set the system's image_size or the data module's to match"
-            )
-
-    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        images, labels = batch
-        self._check(images)
-        loss = F.cross_entropy(self(images), labels, label_smoothing=self.hparams.label_smoothing)
-        self.log("train/loss", loss, prog_bar=True)
-        self.log("train/lr", self.lr_schedulers().get_last_lr()[0])
-        return loss
-
-    def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
-        images, labels = batch
-        self._check(images)
-        self.val_metrics.update(self(images), labels)
-        self.log_dict(self.val_metrics, prog_bar=True)
-
-    def on_test_start(self) -> None:
-        loaders = len(self.trainer.num_test_batches)
-        self.test_metrics = nn.ModuleList(
-            accuracy_metrics(self.hparams.num_classes, prefix="test/") for _ in range(loaders)
-        ).to(self.device)
-
-    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
-        images, labels = batch
-        self._check(images)
-        metrics = self.test_metrics[dataloader_idx]
-        metrics.update(self(images), labels)
-        self.log_dict(metrics)
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams

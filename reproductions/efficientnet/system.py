@@ -33,13 +33,13 @@ from pathlib import Path
 
 import pytorch_lightning as pl
 import torch
-import torch.nn.functional as F
 from pytorch_lightning.callbacks import Callback, WeightAveraging
 from torch import nn
 
 from harness.errors import HarnessError
 from reproductions.efficientnet.model import BN_MOMENTUM, SURVIVAL_PROB, VARIANTS, efficientnet
 from tasks.imagenet.metric import accuracy_metrics
+from tasks.imagenet.steps import ClassifierSteps
 
 MODEL_PREFIX = "efficientnet-"
 
@@ -184,7 +184,7 @@ def load_pretrained(model: nn.Module, path: str | Path) -> None:
         raise HarnessError(f"{path}: pretrained weights do not fit the model outside its classifier: {exc}") from exc
 
 
-class EfficientNetSystem(pl.LightningModule):
+class EfficientNetSystem(ClassifierSteps, pl.LightningModule):
     """EfficientNet-B0..B7 trained and evaluated on ImageNet-format batches with the official recipe."""
 
     def __init__(
@@ -237,40 +237,6 @@ class EfficientNetSystem(pl.LightningModule):
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         return self.model(images)  # (N, 3, H, W) -> (N, num_classes) logits
-
-    def _check_resolution(self, images: torch.Tensor) -> None:
-        if images.shape[-2:] != (self.image_size, self.image_size):
-            raise HarnessError(
-                f"{self.hparams.model} expects {self.image_size}x{self.image_size} images but the data module gave "
-                f"{tuple(images.shape[-2:])}; set the system's image_size or the data module's to match"
-            )
-
-    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        images, labels = batch
-        self._check_resolution(images)
-        loss = F.cross_entropy(self(images), labels, label_smoothing=self.hparams.label_smoothing)
-        self.log("train/loss", loss, prog_bar=True)
-        self.log("train/lr", self.lr_schedulers().get_last_lr()[0])
-        return loss
-
-    def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
-        images, labels = batch
-        self._check_resolution(images)
-        self.val_metrics.update(self(images), labels)
-        self.log_dict(self.val_metrics, prog_bar=True)
-
-    def on_test_start(self) -> None:
-        loaders = len(self.trainer.num_test_batches)
-        self.test_metrics = nn.ModuleList(
-            accuracy_metrics(self.hparams.num_classes, prefix="test/") for _ in range(loaders)
-        ).to(self.device)
-
-    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
-        images, labels = batch
-        self._check_resolution(images)
-        metrics = self.test_metrics[dataloader_idx]
-        metrics.update(self(images), labels)
-        self.log_dict(metrics)  # Lightning adds /dataloader_idx_<i> when there are several test loaders
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import pytorch_lightning as pl
 import torch
-import torch.nn.functional as F
 from pytorch_lightning.callbacks import Callback, WeightAveraging
 from torch import nn
 
@@ -30,6 +29,7 @@ from harness.errors import HarnessError
 from reproductions.efficientnet.system import RMSpropTF, learning_rate, load_weights, tf_ema_avg_fn
 from reproductions.mobilenetv3.model import BN_MOMENTUM, DROPOUT, VARIANTS, mobilenetv3
 from tasks.imagenet.metric import accuracy_metrics
+from tasks.imagenet.steps import ClassifierSteps
 
 MODEL_PREFIX = "mobilenetv3-"
 
@@ -49,7 +49,7 @@ def set_bn_momentum(module: nn.Module, momentum: float) -> None:
             m.momentum = momentum
 
 
-class MobileNetV3System(pl.LightningModule):
+class MobileNetV3System(ClassifierSteps, pl.LightningModule):
     """MobileNetV3 classifiers trained and evaluated on ImageNet-format batches with the Section 6.1 recipe."""
 
     def __init__(
@@ -84,6 +84,7 @@ class MobileNetV3System(pl.LightningModule):
         if checkpoint is not None:
             load_weights(self.model, checkpoint)
         self.val_metrics = accuracy_metrics(num_classes, prefix="val/")
+        self.image_size = image_size
         self.test_metrics = nn.ModuleList()  # one collection per test dataloader, made in on_test_start
 
     def build_model(self) -> nn.Module:
@@ -92,41 +93,6 @@ class MobileNetV3System(pl.LightningModule):
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         return self.model(images)  # (N, 3, H, W) -> (N, num_classes) logits
-
-    def _check_resolution(self, images: torch.Tensor) -> None:
-        size = self.hparams.image_size
-        if images.shape[-2:] != (size, size):
-            raise HarnessError(
-                f"{self.hparams.model} expects {size}x{size} images but the data module gave "
-                f"{tuple(images.shape[-2:])}; set the system's image_size or the data module's to match"
-            )
-
-    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        images, labels = batch
-        self._check_resolution(images)
-        loss = F.cross_entropy(self(images), labels, label_smoothing=self.hparams.label_smoothing)
-        self.log("train/loss", loss, prog_bar=True)
-        self.log("train/lr", self.lr_schedulers().get_last_lr()[0])
-        return loss
-
-    def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
-        images, labels = batch
-        self._check_resolution(images)
-        self.val_metrics.update(self(images), labels)
-        self.log_dict(self.val_metrics, prog_bar=True)
-
-    def on_test_start(self) -> None:
-        loaders = len(self.trainer.num_test_batches)
-        self.test_metrics = nn.ModuleList(
-            accuracy_metrics(self.hparams.num_classes, prefix="test/") for _ in range(loaders)
-        ).to(self.device)
-
-    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
-        images, labels = batch
-        self._check_resolution(images)
-        metrics = self.test_metrics[dataloader_idx]
-        metrics.update(self(images), labels)
-        self.log_dict(metrics)  # Lightning adds /dataloader_idx_<i> when there are several test loaders
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams

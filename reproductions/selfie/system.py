@@ -25,6 +25,7 @@ from reproductions.attention_augmented.system import l2_param_groups, load_state
 from reproductions.selfie.model import SelfieNet, build, selfie_loss
 from reproductions.selfie.variants import NETWORKS
 from tasks.imagenet.metric import accuracy_metrics
+from tasks.imagenet.steps import ClassifierSteps
 
 
 def phase_lr(progress: float, peak: float, warmup: float) -> float:
@@ -34,7 +35,7 @@ def phase_lr(progress: float, peak: float, warmup: float) -> float:
     return peak * 0.5 * (1 + math.cos(math.pi * min(1.0, (progress - warmup) / max(1e-8, 1 - warmup))))
 
 
-class SelfieSystem(pl.LightningModule):
+class SelfieSystem(ClassifierSteps, pl.LightningModule):
     """``selfie-*``: Selfie pre-training then fine-tuning; ``supervised-*``: fine-tuning only (the baseline)."""
 
     def __init__(
@@ -73,13 +74,6 @@ class SelfieSystem(pl.LightningModule):
     def pretraining(self) -> bool:
         return self.current_epoch < self.hparams.pretrain_epochs
 
-    def _check(self, images: torch.Tensor) -> None:
-        if images.shape[-2:] != (self.image_size, self.image_size):
-            raise HarnessError(
-                f"{self.hparams.model} expects {self.image_size}x{self.image_size} images but the data module gave "
-                f"{tuple(images.shape[-2:])}; set the system's image_size or the data module's to match"
-            )
-
     def on_train_batch_start(self, batch: tuple, batch_idx: int) -> None:
         hp = self.hparams
         epochs = self.trainer.max_epochs or 1
@@ -94,7 +88,7 @@ class SelfieSystem(pl.LightningModule):
 
     def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
         images, labels = batch
-        self._check(images)
+        self.check_resolution(images)
         if self.pretraining():
             if not isinstance(self.model, SelfieNet):
                 raise HarnessError(f"{self.hparams.model} cannot pre-train")
@@ -104,24 +98,6 @@ class SelfieSystem(pl.LightningModule):
         loss = F.cross_entropy(self(images), labels, label_smoothing=self.hparams.label_smoothing)
         self.log("train/loss", loss, prog_bar=True)
         return loss
-
-    def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
-        images, labels = batch
-        self.val_metrics.update(self(images), labels)
-        self.log_dict(self.val_metrics, prog_bar=True)
-
-    def on_test_start(self) -> None:
-        loaders = len(self.trainer.num_test_batches)
-        self.test_metrics = nn.ModuleList(
-            accuracy_metrics(self.hparams.num_classes, prefix="test/") for _ in range(loaders)
-        ).to(self.device)
-
-    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
-        images, labels = batch
-        self._check(images)
-        metrics = self.test_metrics[dataloader_idx]
-        metrics.update(self(images), labels)
-        self.log_dict(metrics)
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         hp = self.hparams

@@ -1,0 +1,57 @@
+"""The steps every image-classification system shares: label-smoothed cross-entropy training, top-1/top-5/error on
+the validation loader and on each test loader (the metrics of :mod:`tasks.imagenet.metric`), and a check that
+the data arrives at the resolution the model is built for.
+
+A LightningModule mixes this in ahead of ``pl.LightningModule`` and sets ``self.image_size`` and
+``self.val_metrics = accuracy_metrics(num_classes, prefix="val/")``; its hyper-parameters carry ``model``,
+``num_classes`` and ``label_smoothing``. Batches are ``(float (N, 3, S, S) images, long (N,) labels)``.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from harness.errors import HarnessError
+from tasks.imagenet.metric import accuracy_metrics
+
+
+class ClassifierSteps:
+    image_size: int
+
+    def check_resolution(self, images: torch.Tensor) -> None:
+        size = self.image_size
+        if images.shape[-2:] != (size, size):
+            raise HarnessError(
+                f"{self.hparams.model} expects {size}x{size} images but the data module gave "
+                f"{tuple(images.shape[-2:])}; set the system's image_size or the data module's to match"
+            )
+
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        images, labels = batch
+        self.check_resolution(images)
+        loss = F.cross_entropy(self(images), labels, label_smoothing=self.hparams.label_smoothing)
+        self.log("train/loss", loss, prog_bar=True)
+        self.log("train/lr", self.lr_schedulers().get_last_lr()[0])
+        return loss
+
+    def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
+        images, labels = batch
+        self.check_resolution(images)
+        self.val_metrics.update(self(images), labels)
+        self.log_dict(self.val_metrics, prog_bar=True)
+
+    def on_test_start(self) -> None:
+        """One metric collection per test dataloader."""
+        loaders = len(self.trainer.num_test_batches)
+        self.test_metrics = nn.ModuleList(
+            accuracy_metrics(self.hparams.num_classes, prefix="test/") for _ in range(loaders)
+        ).to(self.device)
+
+    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
+        images, labels = batch
+        self.check_resolution(images)
+        metrics = self.test_metrics[dataloader_idx]
+        metrics.update(self(images), labels)
+        self.log_dict(metrics)  # Lightning adds /dataloader_idx_<i> when there are several test loaders
