@@ -28,7 +28,7 @@ from harness.errors import HarnessError
 from reproductions.attention_augmented.model import build
 from reproductions.attention_augmented.variants import AUGMENTATION, RESNETS
 from tasks.imagenet.metric import accuracy_metrics
-from tasks.imagenet.steps import ClassifierSteps
+from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
 
 WARMUP_FRACTION = 5 / 90
 DECAY_POINTS = (30 / 90, 60 / 90, 80 / 90)
@@ -74,24 +74,6 @@ def load_state(module: nn.Module, path: str | Path, prefix: str = "model.") -> N
         module.load_state_dict(state)
     except RuntimeError as exc:
         raise HarnessError(f"{path}: weights do not fit the model: {exc}") from exc
-
-
-def l2_param_groups(module: nn.Module, weight_decay: float) -> list[dict]:
-    """Weight decay on every parameter except batch-norm scale and offset (official ResNet L2)."""
-    bn = {id(p) for m in module.modules() if isinstance(m, nn.BatchNorm2d) for p in m.parameters()}
-    decayed = [p for p in module.parameters() if id(p) not in bn]
-    plain = [p for p in module.parameters() if id(p) in bn]
-    return [{"params": decayed, "weight_decay": weight_decay}, {"params": plain, "weight_decay": 0.0}]
-
-
-def global_batch(trainer: pl.Trainer) -> tuple[float, int]:
-    """Optimizer steps per epoch and the global batch (per-device batch x devices x accumulation)."""
-    trainer.fit_loop.setup_data()
-    steps_per_epoch = max(1.0, trainer.num_training_batches / trainer.accumulate_grad_batches)
-    batch_size = getattr(trainer.train_dataloader, "batch_size", None)
-    if not batch_size:
-        raise HarnessError("the learning rate is scaled by the batch size: the train loader has none")
-    return steps_per_epoch, batch_size * trainer.world_size * trainer.accumulate_grad_batches
 
 
 class AttentionAugmentedSystem(ClassifierSteps, pl.LightningModule):

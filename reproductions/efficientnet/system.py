@@ -39,7 +39,7 @@ from torch import nn
 from harness.errors import HarnessError
 from reproductions.efficientnet.model import BN_MOMENTUM, SURVIVAL_PROB, VARIANTS, efficientnet
 from tasks.imagenet.metric import accuracy_metrics
-from tasks.imagenet.steps import ClassifierSteps
+from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
 
 MODEL_PREFIX = "efficientnet-"
 
@@ -240,10 +240,10 @@ class EfficientNetSystem(ClassifierSteps, pl.LightningModule):
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams
-        steps_per_epoch, global_batch = self._loop_sizes()
-        peak_lr = hp.lr * global_batch / hp.lr_batch_size
+        steps_per_epoch, batch = global_batch(self.trainer)
+        peak_lr = hp.lr * batch / hp.lr_batch_size
         optimizer = RMSpropTF(
-            self._param_groups(hp.weight_decay),
+            l2_param_groups(self.model, hp.weight_decay),
             lr=peak_lr,
             alpha=hp.rmsprop_decay,
             momentum=hp.momentum,
@@ -261,22 +261,3 @@ class EfficientNetSystem(ClassifierSteps, pl.LightningModule):
         if not self.hparams.ema_decay:
             return []
         return [WeightAveraging(avg_fn=tf_ema_avg_fn(self.hparams.ema_decay), use_buffers=True)]
-
-    def _param_groups(self, weight_decay: float) -> list[dict]:
-        """Official L2 covers every trainable variable except batch-norm scale and offset."""
-        bn = {id(p) for m in self.model.modules() if isinstance(m, nn.BatchNorm2d) for p in m.parameters()}
-        decayed = [p for p in self.model.parameters() if id(p) not in bn]
-        plain = [p for p in self.model.parameters() if id(p) in bn]
-        return [{"params": decayed, "weight_decay": weight_decay}, {"params": plain, "weight_decay": 0.0}]
-
-    def _loop_sizes(self) -> tuple[float, int]:
-        """Optimizer steps per epoch and the global batch (per-device batch x devices x accumulation)."""
-        trainer = self.trainer
-        trainer.fit_loop.setup_data()  # loads the train loader now, as Lightning's estimated_stepping_batches does
-        steps_per_epoch = max(1.0, trainer.num_training_batches / trainer.accumulate_grad_batches)
-        batch_size = getattr(trainer.train_dataloader, "batch_size", None)
-        if not batch_size:
-            raise HarnessError(
-                "EfficientNetSystem scales the learning rate by the batch size: the train loader has none"
-            )
-        return steps_per_epoch, batch_size * trainer.world_size * trainer.accumulate_grad_batches

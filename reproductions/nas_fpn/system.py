@@ -28,10 +28,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness.errors import HarnessError
-from reproductions.attention_augmented.system import global_batch, load_state
+from reproductions.attention_augmented.system import load_state
 from reproductions.nas_fpn.model import build
 from reproductions.nas_fpn.retinanet import generate_anchors, match_anchors, postprocess, retinanet_loss
 from reproductions.nas_fpn.variants import DETECTORS, NUM_CLASSES
+from tasks.imagenet.steps import global_batch
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)

@@ -21,11 +21,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness.errors import HarnessError
-from reproductions.attention_augmented.system import l2_param_groups, load_state
+from reproductions.attention_augmented.system import load_state
 from reproductions.selfie.model import SelfieNet, build, selfie_loss
 from reproductions.selfie.variants import NETWORKS
 from tasks.imagenet.metric import accuracy_metrics
-from tasks.imagenet.steps import ClassifierSteps
+from tasks.imagenet.steps import ClassifierSteps, l2_param_groups
 
 
 def phase_lr(progress: float, peak: float, warmup: float) -> float:

@@ -9,12 +9,33 @@ A LightningModule mixes this in ahead of ``pl.LightningModule`` and sets ``self.
 
 from __future__ import annotations
 
+import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from harness.errors import HarnessError
 from tasks.imagenet.metric import accuracy_metrics
+
+
+def l2_param_groups(module: nn.Module, weight_decay: float) -> list[dict]:
+    """Weight decay on every parameter except batch-norm scale and offset (the official TF recipes' L2)."""
+    bn = {id(p) for m in module.modules() if isinstance(m, nn.BatchNorm2d) for p in m.parameters()}
+    decayed = [p for p in module.parameters() if id(p) not in bn]
+    plain = [p for p in module.parameters() if id(p) in bn]
+    return [{"params": decayed, "weight_decay": weight_decay}, {"params": plain, "weight_decay": 0.0}]
+
+
+def global_batch(trainer: pl.Trainer) -> tuple[float, int]:
+    """Optimizer steps per epoch and the global batch (per-device batch x devices x accumulation), for learning
+    rates given per a reference batch size. Loads the train loader now, as Lightning's estimated_stepping_batches
+    does."""
+    trainer.fit_loop.setup_data()
+    steps_per_epoch = max(1.0, trainer.num_training_batches / trainer.accumulate_grad_batches)
+    batch_size = getattr(trainer.train_dataloader, "batch_size", None)
+    if not batch_size:
+        raise HarnessError("the learning rate is scaled by the batch size: the train loader has none")
+    return steps_per_epoch, batch_size * trainer.world_size * trainer.accumulate_grad_batches
 
 
 class ClassifierSteps:

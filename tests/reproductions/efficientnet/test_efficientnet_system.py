@@ -26,6 +26,7 @@ from reproductions.efficientnet.system import (
     tf_ema_avg_fn,
 )
 from reproductions.efficientnet.variants import VARIANTS
+from tasks.imagenet.steps import l2_param_groups
 
 CONFIGS = Path(__file__).resolve().parents[3] / "reproductions" / "efficientnet" / "configs"
 
@@ -98,7 +99,7 @@ def test_tf_ema_ramps_the_decay_with_the_update_count():
 
 def test_weight_decay_spares_batchnorm_only():
     system = _system()
-    decayed, plain = system._param_groups(1e-5)
+    decayed, plain = l2_param_groups(system.model, 1e-5)
     n_bn = sum(p.numel() for m in system.model.modules() if isinstance(m, torch.nn.BatchNorm2d) for p in m.parameters())
     assert decayed["weight_decay"] == 1e-5 and plain["weight_decay"] == 0.0
     assert sum(p.numel() for p in plain["params"]) == n_bn
