@@ -81,8 +81,9 @@ def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUN
     return written
 
 
-def load_config(path: Path, tier: str) -> dict[str, Any]:
-    """Read and check a tier config; errors name the file and the key."""
+def read_config(path: Path, tier: str, allowed: set[str], what: str = "a tier config") -> dict[str, Any]:
+    """Read a YAML config mapping with only ``allowed`` keys whose ``tier`` (if given) is ``tier``; errors name the
+    file and the key. Shared by the harness's tier configs and plugins' own (e.g. sweep) configs."""
     try:
         config = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -90,15 +91,21 @@ def load_config(path: Path, tier: str) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         raise HarnessError(f"{path}: invalid YAML: {exc}") from exc
     if not isinstance(config, dict):
-        raise HarnessError(f"{path}: a tier config is a mapping")
-    unknown = set(config) - CONFIG_KEYS
+        raise HarnessError(f"{path}: {what} is a mapping")
+    unknown = set(config) - allowed
     if unknown:
-        raise HarnessError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(CONFIG_KEYS)}")
+        raise HarnessError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
+    if config.get("tier", tier) != tier:
+        raise HarnessError(f"{path}: key 'tier' is {config['tier']!r} but the run asked for tier {tier!r}")
+    return config
+
+
+def load_config(path: Path, tier: str) -> dict[str, Any]:
+    """Read and check a tier config; errors name the file and the key."""
+    config = read_config(path, tier, CONFIG_KEYS)
     for key in ("model", "system", "data", "evaluate"):
         if key not in config:
             raise HarnessError(f"{path}: missing key {key!r}")
-    if config.get("tier", tier) != tier:
-        raise HarnessError(f"{path}: key 'tier' is {config['tier']!r} but the run asked for tier {tier!r}")
     for key in ("system", "data"):
         if not isinstance(config[key], dict) or "class_path" not in config[key]:
             raise HarnessError(f"{path}: key {key!r} needs 'class_path' (and optional 'init_args')")

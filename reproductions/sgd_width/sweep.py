@@ -32,8 +32,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.errors import HarnessError
 from harness.records import (
     Provenance,
@@ -49,6 +47,7 @@ from harness.records import (
     write_record,
 )
 from harness.registry import Reproduction, load_object
+from harness.runner import read_config
 from reproductions.sgd_width.variants import FAMILIES, PARAMETERIZATIONS, model_id, noise_scale, normalized_noise_scale
 
 CONFIG_KEYS = {"tier", "protocol", "dataset", "split", "seeds", "data", "training", "executor", "studies"}
@@ -61,19 +60,7 @@ SYSTEM = "reproductions.sgd_width.system:WidthSGDSystem"
 
 def load_sweep_config(path: Path, tier: str) -> dict[str, Any]:
     """Read a sweep config; errors name the file and the key at fault."""
-    try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise HarnessError(f"{path}: cannot read config: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise HarnessError(f"{path}: invalid YAML: {exc}") from exc
-    if not isinstance(config, dict):
-        raise HarnessError(f"{path}: a sweep config is a mapping")
-    unknown = set(config) - CONFIG_KEYS
-    if unknown:
-        raise HarnessError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(CONFIG_KEYS)}")
-    if config.get("tier", tier) != tier:
-        raise HarnessError(f"{path}: key 'tier' is {config['tier']!r} but the run asked for tier {tier!r}")
+    config = read_config(path, tier, CONFIG_KEYS, what="a sweep config")
     for key in ("dataset", "studies"):
         if key not in config:
             raise HarnessError(f"{path}: missing key {key!r}")
