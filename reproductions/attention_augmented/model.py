@@ -40,9 +40,18 @@ import torch.nn.functional as F
 from torch import nn
 
 from reproductions.attention_augmented.resnet import ResNet, conv3x3
-from reproductions.attention_augmented.variants import AUGMENTATION, IMAGE_SIZE, RESNETS, Augmentation
+from reproductions.attention_augmented.variants import (
+    AUGMENTATION,
+    BUDGET,
+    DETECTION_NUM_CLASSES,
+    DETECTORS,
+    IMAGE_SIZE,
+    RESNETS,
+    Augmentation,
+)
 
 STAGE_STRIDES = (4, 8, 16, 32)  # output stride of conv2_x..conv5_x with the ImageNet stem
+CIFAR_STAGE_STRIDES = (1, 2, 4, 8)  # the same with the 3x3 / stride-1 stem
 
 
 def head_dims(channels: float, heads: int, minimum_per_head: int = 0) -> int:
@@ -159,13 +168,14 @@ class AugmentedConvFactory:
 
     augmentation: Augmentation
     image_size: int = IMAGE_SIZE
+    stage_strides: tuple[int, int, int, int] = STAGE_STRIDES
 
     def __call__(self, in_channels: int, out_channels: int, stride: int, stage: int) -> nn.Module:
         aug = self.augmentation
         if stage not in aug.stages:
             return conv3x3(in_channels, out_channels, stride)
         downsample = stage in aug.downsample_stages
-        size = max(1, self.image_size // STAGE_STRIDES[stage] // (2 if downsample else 1))
+        size = max(1, math.ceil(self.image_size / self.stage_strides[stage] / (2 if downsample else 1)))
         return AugmentedConv2d(
             in_channels,
             out_channels,
@@ -185,7 +195,10 @@ def aa_resnet(
     augmentation: Augmentation | None = None,
     image_size: int = IMAGE_SIZE,
 ) -> ResNet:
-    """AA-ResNet-``depth`` (34, 50, 101, 152) with the paper's settings unless ``augmentation`` is given."""
+    """AA-ResNet-``depth`` (34, 50, 101, 152) with the paper's settings unless ``augmentation`` is given.
+
+    ``image_size`` sizes the relative-position tables (for the feature maps of that input).
+    """
     if depth not in RESNETS:
         raise ValueError(f"unknown ResNet depth {depth}; known: {', '.join(map(str, RESNETS))}")
     augmentation = augmentation or AUGMENTATION.get(depth)
@@ -199,3 +212,30 @@ def build(depth: int = 50, augmented: bool = True, num_classes: int = 1000) -> R
     if augmented:
         return aa_resnet(depth, num_classes)
     return ResNet(RESNETS[depth], num_classes=num_classes)
+
+
+def build_detector(name: str = "retinanet-aa-resnet50", num_classes: int = DETECTION_NUM_CLASSES) -> nn.Module:
+    """A RetinaNet of the paper's COCO table (variants.DETECTORS): (AA-)ResNet backbone without its classifier,
+    then the RetinaNet FPN and heads of ``reproductions/nas_fpn``; relative tables sized for its 640 px input."""
+    from reproductions.nas_fpn.retinanet import FPN, RetinaNet
+
+    if name not in DETECTORS:
+        raise ValueError(f"unknown attention-augmented detector {name!r}; known: {', '.join(DETECTORS)}")
+    row = DETECTORS[name]
+    if row.augmented:
+        backbone = aa_resnet(row.depth, num_classes=0, image_size=row.image_size)
+    else:
+        backbone = ResNet(RESNETS[row.depth], num_classes=0)
+    dims = 256
+    return RetinaNet(backbone, FPN(backbone.out_channels[-3:], dims), dims, num_classes)
+
+
+def build_budget(name: str = "aa-resnet10-w16", num_classes: int = 10) -> ResNet:
+    """The budget tier's small ResNet (variants.BUDGET), plain or attention-augmented."""
+    if name not in BUDGET:
+        raise ValueError(f"unknown budget network {name!r}; known: {', '.join(BUDGET)}")
+    row = BUDGET[name]
+    spatial_conv = conv3x3
+    if row.augmentation is not None:
+        spatial_conv = AugmentedConvFactory(row.augmentation, row.image_size, CIFAR_STAGE_STRIDES)
+    return ResNet(row.spec, num_classes, spatial_conv, stem="cifar", width=row.width, in_channels=row.in_channels)

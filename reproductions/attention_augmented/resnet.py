@@ -12,7 +12,8 @@ residual branch initialised to zero (``init_zero``), convolutions without bias, 
 ``nn.Module`` mapping ``(N, in, H, W)`` to ``(N, out, H/stride, W/stride)``.
 
 ``stem="imagenet"`` is the 7x7/2 conv + 3x3/2 max pool of the paper (224 px -> 56 px at conv2_x);
-``stem="cifar"`` is a 3x3/1 conv without pooling, the usual adaptation to 32 px images.
+``stem="cifar"`` is a 3x3/1 conv without pooling, the usual adaptation to 32 px images; ``in_channels=1`` takes
+grayscale images (the budget tier's Fashion-MNIST).
 """
 
 from __future__ import annotations
@@ -107,15 +108,17 @@ class ResNet(nn.Module):
         spatial_conv: SpatialConv = conv3x3,
         stem: str = "imagenet",
         width: int = 64,
+        in_channels: int = 3,
     ) -> None:
         super().__init__()
         if stem not in ("imagenet", "cifar"):
             raise ValueError(f"unknown stem {stem!r}; use 'imagenet' or 'cifar'")
         block = BLOCKS[spec.block]
         if stem == "imagenet":
-            self.stem = nn.Sequential(conv_bn(3, width, 7, 2), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, padding=1))
+            stem_conv = conv_bn(in_channels, width, 7, 2)
+            self.stem = nn.Sequential(stem_conv, nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, padding=1))
         else:
-            self.stem = nn.Sequential(conv_bn(3, width, 3, 1), nn.ReLU(inplace=True))
+            self.stem = nn.Sequential(conv_bn(in_channels, width, 3, 1), nn.ReLU(inplace=True))
         stages, in_channels = [], width
         for stage, repeats in enumerate(spec.layers):
             stage_width = width * STAGE_WIDTHS[stage] // STAGE_WIDTHS[0]

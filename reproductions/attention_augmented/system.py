@@ -25,8 +25,8 @@ import torch
 from torch import nn
 
 from harness.errors import HarnessError
-from reproductions.attention_augmented.model import build
-from reproductions.attention_augmented.variants import AUGMENTATION, RESNETS
+from reproductions.attention_augmented.model import build, build_budget
+from reproductions.attention_augmented.variants import AUGMENTATION, BUDGET, RESNETS
 from tasks.imagenet.metric import accuracy_metrics
 from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
 
@@ -43,6 +43,14 @@ def parse_model(model: str) -> tuple[int, bool]:
     if not name.startswith("resnet") or not depth.isdigit() or model not in known:
         raise HarnessError(f"unknown attention-augmented model id {model!r}; known: {', '.join(known)}")
     return int(depth), augmented
+
+
+def build_classifier(model: str, num_classes: int) -> nn.Module:
+    """The network of a classifier id: an ImageNet (AA-)ResNet, or one of the budget tier's small ResNets."""
+    if model in BUDGET:
+        return build_budget(model, num_classes)
+    depth, augmented = parse_model(model)
+    return build(depth, augmented, num_classes)
 
 
 def step_schedule(step: int, total_steps: int, steps_per_epoch: float, warmup_epochs: float = 5.0) -> float:
@@ -77,7 +85,8 @@ def load_state(module: nn.Module, path: str | Path, prefix: str = "model.") -> N
 
 
 class AttentionAugmentedSystem(ClassifierSteps, pl.LightningModule):
-    """ResNet-34/50/101/152 and AA-ResNet-34/50/101/152 classifiers with the official TPU ResNet recipe."""
+    """ResNet-34/50/101/152 and AA-ResNet-34/50/101/152 classifiers (and the budget tier's small pair) with the
+    official TPU ResNet recipe."""
 
     def __init__(
         self,
@@ -95,8 +104,7 @@ class AttentionAugmentedSystem(ClassifierSteps, pl.LightningModule):
         """``lr`` is the peak rate at a global batch of ``lr_batch_size``; ``image_size`` the expected input."""
         super().__init__()
         self.save_hyperparameters()
-        depth, augmented = parse_model(model)
-        self.model = build(depth, augmented, num_classes)
+        self.model = build_classifier(model, num_classes)
         if checkpoint is not None:
             load_state(self.model, checkpoint)
         self.val_metrics = accuracy_metrics(num_classes, prefix="val/")

@@ -9,6 +9,16 @@ the first spatial convolution of every residual block of the last three stages i
 convolution with ``Nh = 8`` heads, ``kappa = dk / Fout`` and ``upsilon = dv / Fout`` (``kappa = 2 upsilon = 0.2``;
 ResNet-34 uses ``kappa = upsilon = 0.25``), at least 20 key dimensions per head, and the self-attention of the
 first of those stages (28 x 28) runs on a 2x average-pooled input.
+
+``DETECTORS`` are the COCO RetinaNets of the paper's detection table: the ResNet-50/101 or AA-ResNet-50/101 backbone
+(augmented exactly as on ImageNet, since the detector starts from the ImageNet-trained backbone) under the RetinaNet
+of ``reproductions/nas_fpn`` (FPN P3..P7 of 256 channels, 4-conv class and box nets, 9 anchors), at 640 x 640.
+
+``BUDGET`` is the small-scale pair of the budget tier: a ResNet-10 layout (one basic block per stage, widths 16..128,
+3x3 stride-1 stem) on 28 x 28 Fashion-MNIST, plain or with the first conv of each block of the last three stages
+attention-augmented (``kappa = upsilon = 0.25`` as for the paper's basic-block ResNet-34; 4 heads and no key minimum
+since the layers are only 32..128 channels wide; as in the paper, the first augmented stage, 14 x 14 here, attends
+over a 2x average-pooled input).
 """
 
 from __future__ import annotations
@@ -57,3 +67,38 @@ AUGMENTATION: dict[int, Augmentation] = {
 
 PAPER_DEPTHS = (34, 50, 101, 152)  # the ResNets of the paper's ImageNet ResNet table
 IMAGE_SIZE = 224
+
+
+@dataclass(frozen=True)
+class Detector:
+    """A RetinaNet of the paper's COCO table: backbone depth, attention augmentation, square input size."""
+
+    depth: int
+    augmented: bool
+    image_size: int = 640
+
+
+DETECTORS: dict[str, Detector] = {
+    f"retinanet-{'aa-' if augmented else ''}resnet{depth}": Detector(depth, augmented)
+    for depth in (50, 101)
+    for augmented in (False, True)
+}
+DETECTION_NUM_CLASSES = 91  # COCO category ids 1..90 plus the unused 0, as reproductions/nas_fpn counts them
+
+
+@dataclass(frozen=True)
+class BudgetNet:
+    """The budget tier's small classifier: ResNet layout, stem width, input channels and size, augmentation."""
+
+    spec: ResNetSpec
+    width: int
+    in_channels: int
+    image_size: int
+    augmentation: Augmentation | None
+
+
+BUDGET_AUGMENTATION = Augmentation(kappa=0.25, upsilon=0.25, heads=4, min_key_dims_per_head=0)
+BUDGET: dict[str, BudgetNet] = {
+    "resnet10-w16": BudgetNet(ResNetSpec("basic", (1, 1, 1, 1)), 16, 1, 28, None),
+    "aa-resnet10-w16": BudgetNet(ResNetSpec("basic", (1, 1, 1, 1)), 16, 1, 28, BUDGET_AUGMENTATION),
+}
