@@ -1,8 +1,22 @@
-"""CondConv (arXiv 1904.04971v4) registered as a harness reproduction: EfficientNet-CondConv-B0 (the authors' release)
-and MobileNetV1 with CondConv, each beside its static baseline, at 224 px."""
+"""CondConv (arXiv 1904.04971v4) registered as a harness reproduction: EfficientNet-CondConv-B0 (the authors' release),
+MobileNetV1, MobileNetV2, MnasNet-A1 and ResNet-50 with CondConv, each beside its static baseline, at 224 px; and the
+budget tier's small Fashion-MNIST pair (CondConv against a static net of matched multiply-adds) at 28 px."""
 
 from harness.registry import ModelSpec, Reproduction
-from reproductions.condconv.variants import EFFICIENTNET_VARIANTS, MOBILENETV1_VARIANTS
+from reproductions.condconv.variants import ALL_VARIANTS, BUDGET_VARIANTS
+
+
+def _spec(name: str, resolution: int) -> ModelSpec:
+    budget = name in BUDGET_VARIANTS
+    return ModelSpec(
+        id=name,
+        build="reproductions.condconv.model:build",
+        kwargs={"variant": name, "num_classes": 10} if budget else {"variant": name},
+        input_shape=(1, 1 if budget else 3, resolution, resolution),
+        test_input_shape=(2, 1, 28, 28) if budget else (2, 3, 32, 32),
+        dataset="fashion-mnist" if budget else "imagenet-1k",
+    )
+
 
 REPRODUCTION = Reproduction(
     id="condconv",
@@ -10,15 +24,5 @@ REPRODUCTION = Reproduction(
     arxiv="1904.04971v4",
     package="reproductions.condconv",
     tasks=("imagenet-1k",),
-    models=tuple(
-        ModelSpec(
-            id=name,
-            build="reproductions.condconv.model:build",
-            kwargs={"variant": name},
-            input_shape=(1, 3, row.resolution, row.resolution),
-            test_input_shape=(2, 3, 32, 32),
-            dataset="imagenet-1k",
-        )
-        for name, row in {**EFFICIENTNET_VARIANTS, **MOBILENETV1_VARIANTS}.items()
-    ),
+    models=tuple(_spec(name, row.resolution) for name, row in ALL_VARIANTS.items()),
 )

@@ -33,7 +33,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from reproductions.condconv.variants import EFFICIENTNET_VARIANTS, MOBILENETV1_VARIANTS
+from reproductions.condconv.variants import (
+    ALL_VARIANTS,
+    BUDGET_LAYERS,
+    BUDGET_STEM,
+    BUDGET_VARIANTS,
+    EFFICIENTNET_VARIANTS,
+    INVERTED_RESIDUAL_VARIANTS,
+    MNASNET_A1_ROWS,
+    MOBILENETV1_VARIANTS,
+    RESNET_VARIANTS,
+)
 from reproductions.efficientnet.model import (
     B0_STAGES,
     BN_EPS,
@@ -46,6 +56,7 @@ from reproductions.efficientnet.model import (
     round_filters,
     round_repeats,
 )
+from reproductions.nas_fpn.mobilenet import INVERTED_RESIDUALS
 
 
 class Routing(nn.Module):
@@ -234,8 +245,34 @@ class CondSeparable(nn.Module):
         return self.pointwise(self.depthwise(x, r), r)
 
 
+class CondClassifier(nn.Module):
+    """The final fully connected layer as a CondConv: (N, C) -> (N, classes), routed from its own input.
+
+    A fully connected layer is a 1x1 convolution on the pooled (N, C, 1, 1) map, so its CondConv form is
+    :class:`CondConv2d` with a mixed bias; the routing's global average pool of a 1x1 map is the input itself.
+    """
+
+    def __init__(self, in_features: int, num_classes: int, num_experts: int) -> None:
+        super().__init__()
+        self.routing = Routing(in_features, num_experts)
+        self.conv = CondConv2d(in_features, num_classes, 1, num_experts, bias=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x[:, :, None, None]  # (N, C) -> (N, C, 1, 1)
+        return self.conv(x, self.routing(x)).flatten(1)  # -> (N, classes)
+
+
+def classifier(in_features: int, num_classes: int, num_experts: int) -> nn.Module:
+    """A plain fully connected classifier, or its CondConv form when ``num_experts > 0``."""
+    return CondClassifier(in_features, num_classes, num_experts) if num_experts else nn.Linear(in_features, num_classes)
+
+
 class MobileNetV1(nn.Module):
-    """MobileNetV1 with optional CondConv in the last ``condconv_layers`` separable layers and the classifier."""
+    """MobileNetV1 with optional CondConv in the last ``condconv_layers`` separable layers and the classifier.
+
+    ``layers`` is the (output channels, stride) table after the 3x3 stem (MobileNetV1's Table 1 by default);
+    ``in_channels``, ``stem`` and ``stem_stride`` let the budget tier build a small grey-scale net from the same code.
+    """
 
     def __init__(
         self,
@@ -244,51 +281,47 @@ class MobileNetV1(nn.Module):
         num_experts: int = 0,
         condconv_layers: int = 6,
         dropout: float = 0.0,
+        layers: tuple[tuple[int, int], ...] = MOBILENETV1_LAYERS,
+        in_channels: int = 3,
+        stem: int = 32,
+        stem_stride: int = 2,
     ) -> None:
         super().__init__()
 
         def depth(c: int) -> int:  # slim mobilenet_v1: max(int(d * depth_multiplier), min_depth=8)
             return max(int(c * width), 8)
 
-        channels = depth(32)
-        layers: list[nn.Module] = [nn.Sequential(nn.Conv2d(3, channels, 3, 2, 1, bias=False), *_bn_relu(channels))]
-        first_cc = len(MOBILENETV1_LAYERS) - condconv_layers if num_experts else len(MOBILENETV1_LAYERS)
-        for index, (out, stride) in enumerate(MOBILENETV1_LAYERS):
+        channels = depth(stem)
+        stem_conv = nn.Conv2d(in_channels, channels, 3, stem_stride, 1, bias=False)
+        blocks: list[nn.Module] = [nn.Sequential(stem_conv, *_bn_relu(channels))]
+        first_cc = len(layers) - condconv_layers if num_experts else len(layers)
+        for index, (out, stride) in enumerate(layers):
             out = depth(out)
-            block = (
-                CondSeparable(channels, out, stride, num_experts)
-                if index >= first_cc
-                else Separable(channels, out, stride)
-            )
-            layers.append(block)
+            if index >= first_cc:
+                blocks.append(CondSeparable(channels, out, stride, num_experts))
+            else:
+                blocks.append(Separable(channels, out, stride))
             channels = out
-        self.features = nn.Sequential(*layers)
+        self.features = nn.Sequential(*blocks)
         self.dropout = nn.Dropout(dropout)
-        if num_experts:
-            self.classifier_routing = Routing(channels, num_experts)
-            self.classifier = CondConv2d(channels, num_classes, 1, num_experts, bias=True)
-        else:
-            self.classifier = nn.Conv2d(channels, num_classes, 1)  # slim's 1x1 "Logits" conv
-        self._init()
-
-    def _init(self) -> None:
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0.0, 0.01)
-                nn.init.zeros_(m.bias)
+        self.classifier = classifier(channels, num_classes, num_experts)
+        _init_static(self)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.features(x)  # (N, 3, 224, 224) -> (N, 1024, 7, 7) at width 1
-        x = self.dropout(x.mean(dim=(2, 3), keepdim=True))  # -> (N, 1024, 1, 1)
-        if isinstance(self.classifier, CondConv2d):
-            x = self.classifier(x, self.classifier_routing(x))
-        else:
-            x = self.classifier(x)
-        return x.flatten(1)  # -> (N, num_classes)
+        return self.classifier(self.dropout(x.mean(dim=(2, 3))))  # -> (N, 1024) -> (N, num_classes)
+
+
+def _init_static(model: nn.Module) -> None:
+    """He-normal (fan-out) static convs, N(0, 0.01) dense layers (CondConv experts initialise themselves)."""
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out")
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, 0.0, 0.01)
+            nn.init.zeros_(m.bias)
 
 
 def mobilenetv1_condconv(
@@ -301,11 +334,200 @@ def mobilenetv1_condconv(
     return MobileNetV1(row.width, num_classes, row.experts, row.condconv_layers, dropout)
 
 
+def budget_net(variant: str, num_classes: int = 10, dropout: float = 0.0) -> MobileNetV1:
+    """The budget tier's small grey-scale MobileNetV1 of :data:`BUDGET_VARIANTS` (28x28 Fashion-MNIST)."""
+    row = BUDGET_VARIANTS[variant]
+    return MobileNetV1(
+        row.width, num_classes, row.experts, row.condconv_layers, dropout, BUDGET_LAYERS, 1, BUDGET_STEM, 1
+    )
+
+
+# ---- MobileNetV2 (arXiv 1801.04381) and MnasNet-A1 (arXiv 1807.11626): inverted residual networks ----
+
+
+class ConvBNAct(nn.Module):
+    """Convolution (static, or CondConv when ``num_experts > 0``) -> BatchNorm -> activation.
+
+    ``forward(x, routing)``: the routing weights are used only by the CondConv form."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel: int,
+        num_experts: int = 0,
+        stride: int = 1,
+        groups: int = 1,
+        act: nn.Module | None = None,
+    ) -> None:
+        super().__init__()
+        pad = kernel // 2
+        if num_experts:
+            self.conv: nn.Module = CondConv2d(in_channels, out_channels, kernel, num_experts, stride, pad, groups)
+        else:
+            self.conv = nn.Conv2d(in_channels, out_channels, kernel, stride, pad, groups=groups, bias=False)
+        self.bn = nn.BatchNorm2d(out_channels, eps=BN_EPS, momentum=BN_MOMENTUM)
+        self.act = act if act is not None else nn.Identity()
+
+    def forward(self, x: torch.Tensor, routing: torch.Tensor | None = None) -> torch.Tensor:
+        y = self.conv(x) if routing is None else self.conv(x, routing)
+        return self.act(self.bn(y))
+
+
+class InvertedResidual(nn.Module):
+    """1x1 expansion -> kxk depthwise -> (squeeze-excite) -> 1x1 linear projection, identity skip when shapes match.
+
+    With ``num_experts > 0`` the three convolutions are CondConv layers sharing one routing function of the block
+    input (as the release's CondConv MBConv block)."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        expand_ratio: int,
+        kernel: int,
+        stride: int,
+        num_experts: int = 0,
+        act: type[nn.Module] = nn.ReLU6,
+        se_ratio: float = 0.0,
+    ) -> None:
+        super().__init__()
+        hidden, n = in_channels * expand_ratio, num_experts
+        self.routing = Routing(in_channels, n) if n else None
+        self.expand = ConvBNAct(in_channels, hidden, 1, n, act=act()) if expand_ratio != 1 else None
+        self.depthwise = ConvBNAct(hidden, hidden, kernel, n, stride, groups=hidden, act=act())
+        self.se = None
+        if se_ratio:
+            self.se = SqueezeExcitation(hidden, max(1, int(in_channels * se_ratio)))
+            self.se.act = act()  # MnasNet's squeeze-excite uses the network's activation (ReLU), not swish
+        self.project = ConvBNAct(hidden, out_channels, 1, n)
+        self.has_skip = stride == 1 and in_channels == out_channels
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        r = self.routing(x) if self.routing is not None else None  # (N, n) from the block input
+        y = self.expand(x, r) if self.expand is not None else x  # (N, C_in, H, W) -> (N, t C_in, H, W)
+        y = self.depthwise(y, r)  # -> (N, t C_in, H/s, W/s)
+        if self.se is not None:
+            y = self.se(y)
+        y = self.project(y, r)  # -> (N, C_out, H/s, W/s)
+        return y + x if self.has_skip else y
+
+
+class InvertedResidualNet(nn.Module):
+    """Stem 3x3/2 -> inverted-residual rows -> 1x1 head conv -> pool -> dropout -> classifier.
+
+    ``rows`` are (expansion t, channels c, repeats n, stride s, kernel k, se ratio); CondConv (``num_experts``)
+    replaces the convolutions of the last ``condconv_blocks`` blocks and the classifier."""
+
+    def __init__(
+        self,
+        rows: tuple[tuple[int, int, int, int, int, float], ...],
+        act: type[nn.Module],
+        num_experts: int = 0,
+        condconv_blocks: int = 0,
+        num_classes: int = 1000,
+        dropout: float = 0.2,
+        stem: int = 32,
+        head: int = 1280,
+    ) -> None:
+        super().__init__()
+        self.stem = ConvBNAct(3, stem, 3, stride=2, act=act())
+        total = sum(n for _, _, n, _, _, _ in rows)
+        first_cc = total - condconv_blocks if num_experts else total
+        blocks, channels = [], stem
+        for t, c, n, s, k, se in rows:
+            for i in range(n):
+                experts = num_experts if len(blocks) >= first_cc else 0
+                blocks.append(InvertedResidual(channels, c, t, k, s if i == 0 else 1, experts, act, se))
+                channels = c
+        self.blocks = nn.Sequential(*blocks)
+        self.head = ConvBNAct(channels, head, 1, act=act())
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = classifier(head, num_classes, num_experts)
+        _init_static(self)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.head(self.blocks(self.stem(x)))  # (N, 3, 224, 224) -> (N, 1280, 7, 7)
+        return self.classifier(self.dropout(x.mean(dim=(2, 3))))  # -> (N, num_classes)
+
+
+# family -> (rows, activation). MobileNetV2: Table 2 of arXiv 1801.04381 (the NAS-FPN backbone's table), 3x3
+# depthwise kernels, no squeeze-excite, ReLU6. MnasNet-A1: ReLU, squeeze-excite in three rows.
+INVERTED_RESIDUAL_FAMILIES = {
+    "mobilenetv2": (tuple((t, c, n, s, 3, 0.0) for t, c, n, s in INVERTED_RESIDUALS), nn.ReLU6),
+    "mnasnet-a1": (MNASNET_A1_ROWS, nn.ReLU),
+}
+
+
+def inverted_residual_net(variant: str, num_classes: int = 1000, dropout: float | None = None) -> InvertedResidualNet:
+    """MobileNetV2 1.0 or MnasNet-A1, plain or CondConv, from :data:`INVERTED_RESIDUAL_VARIANTS`."""
+    row = INVERTED_RESIDUAL_VARIANTS[variant]
+    rows, act = INVERTED_RESIDUAL_FAMILIES[row.family]
+    dropout = row.dropout if dropout is None else dropout
+    return InvertedResidualNet(rows, act, row.experts, row.condconv_blocks, num_classes, dropout)
+
+
+# ---- ResNet-50 (arXiv 1512.03385) with CondConv bottlenecks in its last stage(s) ----
+
+
+class CondBottleneck(nn.Module):
+    """ResNet's bottleneck (1x1 reduce -> 3x3 -> 1x1 expand, zero-init last BN) with the three convs as CondConv
+    layers sharing one routing of the block input; the projection shortcut stays a static 1x1 conv + BN."""
+
+    def __init__(self, in_channels: int, width: int, stride: int, num_experts: int) -> None:
+        super().__init__()
+        from reproductions.attention_augmented.resnet import BOTTLENECK_EXPANSION, conv_bn
+
+        out_channels, n = width * BOTTLENECK_EXPANSION, num_experts
+        self.routing = Routing(in_channels, n)
+        self.conv1 = ConvBNAct(in_channels, width, 1, n, act=nn.ReLU(inplace=True))
+        self.conv2 = ConvBNAct(width, width, 3, n, stride, act=nn.ReLU(inplace=True))
+        self.conv3 = ConvBNAct(width, out_channels, 1, n)
+        nn.init.zeros_(self.conv3.bn.weight)  # init_zero, as the static bottleneck
+        needs_projection = stride != 1 or in_channels != out_channels
+        self.shortcut = conv_bn(in_channels, out_channels, 1, stride) if needs_projection else None
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        identity = x if self.shortcut is None else self.shortcut(x)
+        r = self.routing(x)  # (N, n)
+        y = self.conv3(self.conv2(self.conv1(x, r), r), r)  # (N, C_in, H, W) -> (N, 4w, H/s, W/s)
+        return self.relu(y + identity)
+
+
+def resnet_condconv(variant: str, num_classes: int = 1000, dropout: float | None = None) -> nn.Module:
+    """ResNet-50 of :mod:`reproductions.attention_augmented.resnet`, its last ``condconv_stages`` stages and its
+    classifier as CondConv (``experts = 0``: the plain ResNet-50)."""
+    from reproductions.attention_augmented.resnet import BOTTLENECK_EXPANSION, STAGE_WIDTHS, resnet
+
+    row = RESNET_VARIANTS[variant]
+    model = resnet(row.depth, num_classes)
+    if not row.experts:
+        return model
+    layers = model.stages
+    for stage in range(len(layers) - row.condconv_stages, len(layers)):
+        width = STAGE_WIDTHS[stage]
+        in_channels = STAGE_WIDTHS[stage - 1] * BOTTLENECK_EXPANSION if stage else STAGE_WIDTHS[0]
+        blocks = []
+        for index in range(len(layers[stage])):
+            stride = 2 if stage > 0 and index == 0 else 1
+            blocks.append(CondBottleneck(in_channels, width, stride, row.experts))
+            in_channels = width * BOTTLENECK_EXPANSION
+        layers[stage] = nn.Sequential(*blocks)
+    model.fc = classifier(model.fc.in_features, num_classes, row.experts)
+    return model
+
+
 def build(variant: str, num_classes: int = 1000, dropout: float | None = None) -> nn.Module:
-    """Any CondConv-paper model id of :data:`EFFICIENTNET_VARIANTS` or :data:`MOBILENETV1_VARIANTS`."""
+    """Any CondConv-paper model id of :data:`reproductions.condconv.variants.ALL_VARIANTS`."""
     if variant in EFFICIENTNET_VARIANTS:
         return efficientnet_condconv(variant, num_classes, dropout)
     if variant in MOBILENETV1_VARIANTS:
         return mobilenetv1_condconv(variant, num_classes, 0.0 if dropout is None else dropout)
-    known = ", ".join([*EFFICIENTNET_VARIANTS, *MOBILENETV1_VARIANTS])
-    raise ValueError(f"unknown CondConv model {variant!r}; known: {known}")
+    if variant in INVERTED_RESIDUAL_VARIANTS:
+        return inverted_residual_net(variant, num_classes, dropout)
+    if variant in RESNET_VARIANTS:
+        return resnet_condconv(variant, num_classes)
+    if variant in BUDGET_VARIANTS:
+        return budget_net(variant, num_classes, 0.0 if dropout is None else dropout)
+    raise ValueError(f"unknown CondConv model {variant!r}; known: {', '.join(ALL_VARIANTS)}")

@@ -15,13 +15,13 @@ from torch import nn
 
 from harness.errors import HarnessError
 from reproductions.condconv.model import build
-from reproductions.condconv.variants import EFFICIENTNET_VARIANTS, MOBILENETV1_VARIANTS
+from reproductions.condconv.variants import ALL_VARIANTS
 from reproductions.mobilenetv3.system import MobileNetV3System
 
 
 def check_model(model: str) -> str:
-    if model not in EFFICIENTNET_VARIANTS and model not in MOBILENETV1_VARIANTS:
-        known = ", ".join([*EFFICIENTNET_VARIANTS, *MOBILENETV1_VARIANTS])
+    if model not in ALL_VARIANTS:
+        known = ", ".join(ALL_VARIANTS)
         raise HarnessError(f"unknown CondConv model id {model!r}; known: {known}")
     return model
 

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from harness.profile import count_macs
 from reproductions.condconv import REPRODUCTION
 from reproductions.condconv.model import CondConv2d, CondMBConv, CondSeparable, Routing, build
-from reproductions.condconv.variants import EFFICIENTNET_VARIANTS, MOBILENETV1_VARIANTS
+from reproductions.condconv.variants import ALL_VARIANTS, BUDGET_VARIANTS
 
 # Golden counts of this implementation at 224 px, 1000 classes.
 GOLDEN = {  # id: (params, MACs)
@@ -21,6 +21,12 @@ GOLDEN = {  # id: (params, MACs)
     "efficientnet-condconv-b0-8e-depth": (39_715_968, 606_131_552),
     "condconv-baseline-mobilenetv1-1.0": (4_231_976, 568_740_352),
     "condconv-mobilenetv1-1.0-8e": (30_019_768, 598_206_784),
+    "condconv-baseline-mobilenetv2-1.0": (3_504_872, 300_774_272),
+    "condconv-mobilenetv2-1.0-8e": (23_339_896, 323_374_336),
+    "condconv-baseline-mnasnet-a1": (3_887_038, 311_579_072),
+    "condconv-mnasnet-a1-8e": (23_956_238, 334_478_336),
+    "condconv-baseline-resnet-50": (25_557_032, 4_089_184_256),
+    "condconv-resnet-50-8e": (129_872_800, 4_208_394_048),
 }
 # The release README (tensorflow/tpu models/official/efficientnet/condconv): params (M), MADDs (M).
 RELEASE = {
@@ -115,9 +121,9 @@ def test_forward_backward_reaches_experts_and_routing():
 
 def test_registration():
     ids = REPRODUCTION.model_ids()
-    assert len(ids) == len(set(ids)) == len(EFFICIENTNET_VARIANTS) + len(MOBILENETV1_VARIANTS)
+    assert len(ids) == len(set(ids)) == len(ALL_VARIANTS)
     with pytest.raises(ValueError, match="efficientnet-condconv-b0-8e"):
-        build("condconv-resnet-50")
+        build("condconv-resnet-101")
 
 
 @pytest.mark.parametrize("variant", list(RELEASE))
@@ -161,3 +167,61 @@ def test_inference_cost_increase_matches_the_release():
 )
 def test_macs_match_the_release_readme(variant):
     assert _profile(variant)[1] / 1e6 == pytest.approx(RELEASE[variant][1], abs=0.5)
+
+
+# Baselines against their own papers: MobileNetV2 3.4M / 300M (arXiv 1801.04381 Table 4), MnasNet-A1 3.9M / 312M
+# (arXiv 1807.11626 Table 1), ResNet-50 25.6M params (torchvision/TF count; 4.1B MAdds as the CondConv-era papers).
+BASELINES = {
+    "condconv-baseline-mobilenetv2-1.0": (3.5, 300),
+    "condconv-baseline-mnasnet-a1": (3.9, 312),
+    "condconv-baseline-resnet-50": (25.6, 4089),
+}
+
+
+@pytest.mark.parametrize("variant", list(BASELINES))
+def test_new_baselines_params_match_their_papers(variant):
+    params = sum(p.numel() for p in build(variant).parameters())
+    assert params == GOLDEN[variant][0]
+    assert params / 1e6 == pytest.approx(BASELINES[variant][0], abs=0.1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", list(BASELINES))
+def test_new_baselines_macs_match_their_papers(variant):
+    assert _profile(variant)[1] / 1e6 == pytest.approx(BASELINES[variant][1], rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("variant", "blocks"),
+    [("condconv-mobilenetv2-1.0-8e", 7), ("condconv-mnasnet-a1-8e", 6)],
+)
+def test_inverted_residual_nets_convert_their_last_three_rows(variant, blocks):
+    from reproductions.condconv.model import CondClassifier, InvertedResidual
+
+    model = build(variant)
+    cond = [isinstance(b.depthwise.conv, CondConv2d) for b in model.blocks if isinstance(b, InvertedResidual)]
+    assert cond == [False] * (len(cond) - blocks) + [True] * blocks
+    assert isinstance(model.classifier, CondClassifier)
+
+
+def test_resnet_condconv_converts_the_last_stage_and_classifier():
+    from reproductions.condconv.model import CondBottleneck, CondClassifier
+
+    model = build("condconv-resnet-50-8e")
+    assert [all(isinstance(b, CondBottleneck) for b in stage) for stage in model.stages] == [False] * 3 + [True]
+    assert isinstance(model.fc, CondClassifier)
+    assert model(torch.randn(2, 3, 64, 64)).shape == (2, 1000)
+
+
+def _budget_counts(variant: str) -> tuple[int, int]:
+    torch.manual_seed(0)
+    model = build(variant, num_classes=10).eval()
+    return sum(p.numel() for p in model.parameters()), count_macs(model, torch.randn(1, 1, 28, 28))
+
+
+def test_budget_models_have_matched_multiply_adds():
+    """The static budget net is widened until its MAdds reach the CondConv net's (routing and mixing counted)."""
+    (cond_params, cond_macs), (static_params, static_macs) = map(_budget_counts, BUDGET_VARIANTS)
+    assert (cond_macs, static_macs) == (1_153_072, 1_191_870)
+    assert 1.0 <= static_macs / cond_macs <= 1.05  # the static side gets the channel rounding
+    assert cond_params > 4 * static_params  # the capacity CondConv adds is parameters, not compute
