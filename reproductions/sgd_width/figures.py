@@ -2,9 +2,10 @@
 
 1. Test accuracy against the normalized noise scale, one curve per width (per family and parameterization):
    :func:`accuracy_vs_noise_scale` gives one row per finished run; :func:`accuracy_curves` the curves (at each
-   noise scale, the best accuracy over the learning-rate / batch-size pairs that give it, averaged over seeds).
+   noise scale, the best seed-mean accuracy over the learning-rate / batch-size pairs that give it).
 2. The optimal normalized noise scale against width (log-log; the paper's claim is a slope of about 1 without batch
-   norm): :func:`optimum_vs_width` gives one row per summary record (one point per width and seed).
+   norm): :func:`optimum_vs_width` gives one row per summary record (one point per width; the optimum of the
+   seed-mean accuracy, summary.py).
 
 Records are ``harness.records.RunRecord`` objects or mappings with the same keys (``model``, ``seed``, ``status``,
 ``metrics``, ``config``), e.g. rows the leaderboard rebuilt from DuckDB. Nothing here imports torch.
@@ -51,28 +52,34 @@ def accuracy_vs_noise_scale(records: Iterable[Any]) -> list[dict[str, Any]]:
 
 
 def accuracy_curves(records: Iterable[Any]) -> list[dict[str, Any]]:
-    """Per (family, parameterization, width, noise scale): the best accuracy over the (lr, batch) pairs giving that
-    noise scale in each seed, then the mean (and count) over seeds."""
-    best: dict[tuple, dict[int, float]] = defaultdict(dict)
+    """Per (family, parameterization, width, noise scale): the best seed-mean accuracy over the (lr, batch) pairs
+    giving that noise scale, as summary.py takes the optimum (a pair at which any seed diverged is left out), with
+    the number of seeds behind it."""
+    records = list(records)
+    unstable = set()
+    for record in records:
+        if _get(record, "status") == "diverged" and not _is_summary(record):
+            config = _get(record, "config") or {}
+            unstable.add((_get(record, "model"), config.get("lr"), config.get("batch_size")))
+    pairs: dict[tuple, list[float]] = defaultdict(list)
     for row in accuracy_vs_noise_scale(records):
-        key = (row["family"], row["parameterization"], row["width"], round(row["normalized_noise_scale"], 12))
-        best[key][row["seed"]] = max(best[key].get(row["seed"], float("-inf")), row["accuracy"])
+        if (row["model"], row["lr"], row["batch_size"]) not in unstable:
+            key = (row["family"], row["parameterization"], row["width"], round(row["normalized_noise_scale"], 12))
+            pairs[key + (row["lr"], row["batch_size"])].append(row["accuracy"])
+    best: dict[tuple, tuple[float, int]] = {}
+    for (*key, _lr, _batch), accuracies in pairs.items():
+        mean = (statistics.fmean(accuracies), len(accuracies))
+        best[tuple(key)] = max(best.get(tuple(key), mean), mean)
     return [
-        {
-            "family": f,
-            "parameterization": p,
-            "width": w,
-            "normalized_noise_scale": g,
-            "accuracy": statistics.fmean(seeds.values()),
-            "seeds": len(seeds),
-        }  # fmt: skip
-        for (f, p, w, g), seeds in sorted(best.items())
+        {"family": f, "parameterization": p, "width": w, "normalized_noise_scale": g, "accuracy": acc, "seeds": n}
+        for (f, p, w, g), (acc, n) in sorted(best.items())
     ]
 
 
 def optimum_vs_width(records: Iterable[Any]) -> list[dict[str, Any]]:
-    """One row per summary record: series keys plus ``best_noise_scale``, ``optimal_noise_scale`` (None when the best
-    run sat at the grid's edge), ``optimum_at_edge``, ``best_accuracy`` and ``max_batch_size`` (None when unknown)."""
+    """One row per summary record (one per width: a summary averages its seeds): series keys plus
+    ``best_noise_scale``, ``optimal_noise_scale`` (None when the best grid point sat at the grid's edge),
+    ``optimum_at_edge``, ``best_accuracy`` and ``max_batch_size`` (None when unknown)."""
     rows = []
     for record in records:
         metrics = _get(record, "metrics") or {}
@@ -104,7 +111,7 @@ def accuracy_spec(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def optimum_spec(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Vega-Lite: optimal normalized noise scale against width, log-log, a colour per family x parameterization, one
-    point per seed; points whose best run sat at the grid's edge are marked (they bound the optimum).
+    point per width; points whose best grid point sat at the grid's edge are marked (they bound the optimum).
     ``rows`` from :func:`optimum_vs_width`."""
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v5.json",

@@ -10,7 +10,10 @@ parameterizations the paper compares:
 
 At initialization both compute the same function of the same draws (``W = w / sqrt(fan_in)``); they differ in
 how SGD moves them: the gradient with respect to ``w`` is that with respect to ``W`` divided by ``sqrt(fan_in)``, so
-a step of size ``eps`` on ``w`` is a step of size ``eps / fan_in`` on ``W``. ``fan_in`` is input features (dense) or
+a step of size ``eps`` on ``w`` is a step of size ``eps / fan_in`` on ``W``. (neural-tangents, a library co-written by
+the paper's second author, writes NTK as ``w ~ N(0, 1)``, layer ``sigma_w w x / sqrt(fan_in) + sigma_b b``: the same
+function, with a step ``eps`` here being ``eps / sigma_w^2`` there. The paper's section 2, which fixes its own
+convention, could not be read: README.md.) ``fan_in`` is input features (dense) or
 input channels x kernel height x kernel width (conv). One ``sigma_w`` serves every layer (``sqrt(2)`` by default:
 He's value for ReLU), biases start at ``N(0, sigma_b^2)`` (zero by default). Batch norm, where present, follows each
 conv/dense layer before the ReLU (MLP, CNN) or opens each pre-activation residual branch (ResNet).

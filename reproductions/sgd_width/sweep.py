@@ -16,8 +16,9 @@ The runs go to an existing executor, chosen by the config's ``executor.kind``:
   ``cpus_per_task``, ``gpus_per_node``, ``slurm_array_parallelism``...). ``executor.cluster`` may name submitit's
   ``local`` or ``debug`` executors instead of SLURM. A task that dies leaves its runs unrecorded: they run on resume.
 
-When every run of a (model, seed) has its record, summary.py derives that group's summary record (the optimal
-normalized noise scale and friends), which the trend claims are judged on.
+When every run of a model (every seed of its grid) has its record, summary.py derives that model's summary record
+(the optimal normalized noise scale of the seed-mean accuracy, as the paper defines it, and friends), which the trend
+claims are judged on; a sweep narrowed with ``seed`` writes the summary only once the other seeds are recorded too.
 """
 
 from __future__ import annotations
@@ -331,7 +332,9 @@ def run_sweep(
           file=sys.stderr, flush=True)  # fmt: skip
     recorded = [record_path(run["run_id"], runs_dir) for run in runs]
     present = [path for path in recorded if path.exists()]
-    return present + write_summaries(repro.id, [read_record(path) for path in present], runs, runs_dir)
+    every_seed = plan_runs(repro.id, config, tier, model, None, data_root)  # a summary averages over all seeds
+    found = [path for path in (record_path(run["run_id"], runs_dir) for run in every_seed) if path.exists()]
+    return present + write_summaries(repro.id, [read_record(path) for path in found], every_seed, runs_dir)
 
 
 def _prepare(config: dict[str, Any], data_root: str | None) -> None:

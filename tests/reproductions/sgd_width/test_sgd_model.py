@@ -91,3 +91,19 @@ def test_build_shapes_and_fan_in(family):
     model = build(family, 4, "ntk", in_channels=3, image_size=32, num_classes=7)
     assert model(torch.randn(2, 3, 32, 32)).shape == (2, 7)
     assert model.fan_in == FAMILIES[family].fan_in(4)
+
+
+def test_ntk_step_in_the_unit_variance_convention():
+    """neural-tangents writes NTK as u ~ N(0, 1), z = sigma_w u x / sqrt(fan_in): our w is sigma_w u. One SGD step of
+    size eps on w moves the layer as a step of eps / sigma_w^2 on u does (README.md, "What was verified")."""
+    torch.manual_seed(2)
+    fan_in, eps = 64, 0.3
+    ours = Dense(fan_in, 8, "ntk", SIGMA_W, 0.0)
+    u = (ours.weight.detach() / SIGMA_W).requires_grad_()
+    x, target = torch.randn(5, fan_in), torch.randn(5, 8)
+    (ours(x) - target).pow(2).sum().backward()
+    (SIGMA_W * torch.nn.functional.linear(x, u) / math.sqrt(fan_in) - target).pow(2).sum().backward()
+    with torch.no_grad():
+        moved_ours = ours.weight - eps * ours.weight.grad
+        moved_u = SIGMA_W * (u - eps / SIGMA_W**2 * u.grad)
+    torch.testing.assert_close(moved_ours, moved_u)

@@ -71,3 +71,10 @@ def test_model_id_round_trip(family):
 def test_bad_model_ids(bad):
     with pytest.raises(ValueError, match="not an SGD-width model id"):
         parse_model_id(bad)
+
+
+def test_g_bar_is_the_same_in_the_unit_variance_ntk_convention():
+    """Our NTK weights have variance sigma_w^2; in neural-tangents' convention (variance 1, v0 = 1) the same dynamics
+    take the learning rate eps / sigma_w^2 and g_bar is the plain noise scale there: both give one number."""
+    eps, batch, n = 2.0, 64, 10_000
+    assert normalized_noise_scale(eps, batch, n, "ntk", SIGMA_W, 64) == pytest.approx(noise_scale(eps / 2.0, batch, n))
