@@ -25,7 +25,8 @@ run (``failed``) says nothing about the hyper-parameters and is left out of its 
 Each summary is itself a run record (same paper, model, tier, dataset and split as its runs; ``seed`` is the smallest
 of its seeds, ``config.seeds`` lists them all; ``config.summary`` names this derivation, ``config.run_ids`` the records
 it rests on), so the core's trend rules judge it: one point per width. A summary is written only when every planned
-run of its model, every seed, has a record, and never rewritten: its id hashes its run ids.
+run of its model, every seed, has a record, and never rewritten: its id hashes its run ids. :func:`rederive` writes
+the summaries of records already on disk (another derivation, a later commit) without their sweep's plan.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessError
 from harness.records import Provenance, RunRecord, canonical_hash, make_run_id, record_path, write_record
 from reproductions.sgd_width.variants import batch_for_noise_scale
 
@@ -148,6 +150,30 @@ def write_summaries(
         if not all(run_id in by_id for run_id in ids):
             continue  # incomplete: derived once the sweep has run the rest
         record = summary_record(paper, [by_id[run_id] for run_id in ids])
+        path = record_path(record.run_id, runs_dir)
+        paths.append(path if path.exists() else write_record(record, runs_dir))
+    return paths
+
+
+def rederive(paper: str, records: Iterable[RunRecord], runs_dir: Path) -> list[Path]:
+    """Summaries of the run records already on disk, without the sweep's plan: a planned run id carries the code
+    version (harness.records.code_version), so after a new commit ``harness run`` plans new ids and would retrain
+    rather than re-read. One summary per (model, tier, dataset) over every run record of ``paper`` given; a grid
+    point recorded twice for one seed (two sweeps mixed) is an error naming it. Returns the summaries' paths."""
+    groups: dict[tuple[str, str, str], list[RunRecord]] = defaultdict(list)
+    for record in records:
+        if record.paper == paper and not is_summary(record):
+            groups[(record.model, record.tier, record.dataset)].append(record)
+    paths = []
+    for (model, tier, dataset), group in sorted(groups.items()):
+        seen: set[tuple[float, int, int]] = set()
+        for r in group:
+            point = (r.config["lr"], r.config["batch_size"], r.seed)
+            if point in seen:
+                raise HarnessError(f"{model} ({tier}, {dataset}): lr {point[0]}, batch {point[1]}, seed {point[2]} is "
+                                   "recorded twice; rederive the records of one sweep at a time")  # fmt: skip
+            seen.add(point)
+        record = summary_record(paper, group)
         path = record_path(record.run_id, runs_dir)
         paths.append(path if path.exists() else write_record(record, runs_dir))
     return paths

@@ -281,3 +281,17 @@ def test_accuracy_curves_take_the_best_seed_mean_pair():
             row(0, 2.0, 20, 99.0), row(1, 2.0, 20, None, "diverged")]  # fmt: skip
     (curve,) = accuracy_curves(rows)
     assert curve["accuracy"] == pytest.approx(75.0) and curve["seeds"] == 2 and curve["width"] == 1
+
+
+def test_rederive_from_records_on_disk(config_file, tmp_path, monkeypatch):
+    """The summaries of stored records without the sweep's plan equal the sweep's own; two sweeps mixed are refused."""
+    from reproductions.sgd_width.summary import rederive
+
+    monkeypatch.setattr(sweep, "train_run", fake_train())
+    records = [read_record(p) for p in run(config_file, tmp_path / "runs")]
+    again = [read_record(p) for p in rederive("sgd-width", records, tmp_path / "rederived")]
+    assert {r.run_id: r.metrics for r in again} == {r.run_id: r.metrics for r in records if is_summary(r)}
+    runs = [r for r in records if not is_summary(r)]
+    twice = runs[0].model_copy(update={"run_id": runs[0].run_id + "-again"})
+    with pytest.raises(HarnessError, match="recorded twice"):
+        rederive("sgd-width", [*runs, twice], tmp_path / "mixed")
