@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from harness.claims import Claim
@@ -142,3 +144,23 @@ def test_a_flat_loglog_trend_is_judged_not_left_undecided() -> None:
     flat = width_runs([(w, 50.0) for w in (4, 8, 16, 32)])
     verdict = judge(trend_claim(rule), flat)
     assert (verdict.status, verdict.mean, verdict.std) == ("not-reproduced", 0.0, 0.0)
+
+
+def test_spearman_p_value_is_exact_for_few_points() -> None:
+    from harness.verdicts import spearman
+
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == (pytest.approx(1.0), pytest.approx(2 / 24))
+    assert spearman([1, 2, 3], [3, 2, 1]) == (pytest.approx(-1.0), pytest.approx(2 / 6))
+    rho, p = spearman([1, 2, 3, 4, 5, 6], [1, 3, 2, 4, 6, 5])
+    brute = [
+        sum((a - b) ** 2 for a, b in zip(range(6), perm, strict=True)) for perm in itertools.permutations(range(6))
+    ]
+    observed = sum((a - b) ** 2 for a, b in zip(range(6), [0, 2, 1, 3, 5, 4], strict=True))
+    assert rho == pytest.approx(1 - 6 * observed / (6 * 35))
+    assert p == pytest.approx(sum(abs(35 - d) >= abs(35 - observed) for d in brute) / 720)
+
+
+def test_a_perfect_ranking_of_four_widths_is_not_significant() -> None:
+    rule = {"type": "rank-correlation", "x": "config.width", "y": "metrics.accuracy", "sign": 1}
+    verdict = judge(trend_claim(rule), width_runs([(8, 90), (16, 91), (32, 92), (64, 93)]))
+    assert verdict.status == "inconclusive" and "p=0.0833" in verdict.reason

@@ -21,11 +21,13 @@ from reproductions.sgd_width.summary import SUMMARY, is_summary, optimum
 from reproductions.sgd_width.variants import FAMILIES
 
 LR_MAX = 40.0  # the stand-in "diverges" above this learning rate
+WIDTHS = [1, 2, 4, 8, 16]  # five: the fewest whose rank correlation can be significant at 0.05 (p = 1/60)
+FITS = len(WIDTHS) * 10 * 2 * 2  # widths x lr x batch x seeds
 CONFIG = {
     "tier": "budget", "protocol": "late-time-test-accuracy", "dataset": "fashion-mnist", "split": "test",
     "seeds": [0, 1], "data": {"train_size": 1000}, "training": {"epochs": 1, "late_epochs": 1},
     "executor": {"kind": "local", "n_jobs": 1},
-    "studies": [{"family": "mlp", "widths": [1, 2, 4, 8], "grids": {
+    "studies": [{"family": "mlp", "widths": WIDTHS, "grids": {
         "ntk": {"lr": [2.0**k for k in range(-3, 7)], "batch_size": [10, 40]}}}],
 }  # fmt: skip
 
@@ -64,7 +66,7 @@ def run(config_file: Path, runs: Path, **kwargs) -> list[Path]:
 def test_plan_ids_are_deterministic_and_filterable(config_file: Path):
     config = sweep.load_sweep_config(config_file, "budget")
     runs = sweep.plan_runs("sgd-width", config, "budget")
-    assert len(runs) == 4 * 10 * 2 * 2 and len({r["run_id"] for r in runs}) == len(runs)
+    assert len(runs) == FITS and len({r["run_id"] for r in runs}) == len(runs)
     assert [r["run_id"] for r in runs] == [r["run_id"] for r in sweep.plan_runs("sgd-width", config, "budget")]
     one = sweep.plan_runs("sgd-width", config, "budget", model="mlp-w4-ntk", seed=7)
     assert len(one) == 20 and {r["model"] for r in one} == {"mlp-w4-ntk"} and {r["seed"] for r in one} == {7}
@@ -104,9 +106,9 @@ def test_interrupted_sweep_resumes_with_only_what_is_missing(config_file, tmp_pa
     second = fake_train()
     monkeypatch.setattr(sweep, "train_run", second)
     paths = run(config_file, runs_dir)
-    assert len(second.calls) == 160 - 5 and not set(second.calls) & set(first.calls)
+    assert len(second.calls) == FITS - 5 and not set(second.calls) & set(first.calls)
     records = [read_record(p) for p in paths]
-    assert sum(not is_summary(r) for r in records) == 160 and sum(is_summary(r) for r in records) == 4  # per width
+    assert sum(not is_summary(r) for r in records) == FITS and sum(is_summary(r) for r in records) == len(WIDTHS)  # per width
     third = fake_train()
     monkeypatch.setattr(sweep, "train_run", third)
     assert run(config_file, runs_dir) == paths and third.calls == []  # complete: nothing runs, nothing is rewritten
@@ -123,7 +125,7 @@ def test_diverged_and_failed_runs_are_recorded(config_file, tmp_path, monkeypatc
     monkeypatch.setattr(sweep, "train_run", flaky)
     records = [read_record(p) for p in run(config_file, tmp_path / "runs")]
     statuses = [r.status for r in records if not is_summary(r)]
-    assert statuses.count("failed") == 2 and statuses.count("diverged") == 4 * 2 * 2  # lr 64, both batches and seeds
+    assert statuses.count("failed") == 2 and statuses.count("diverged") == len(WIDTHS) * 2 * 2  # lr 64, both batches and seeds
     failed = next(r for r in records if r.status == "failed")
     assert "out of memory" in Path(failed.artifacts["error_log"]).read_text()
     summary = next(r for r in records if is_summary(r) and r.model == "mlp-w2-ntk")
@@ -210,7 +212,7 @@ def test_proportionality_claim_can_go_either_way(config_file, tmp_path, monkeypa
     monkeypatch.setattr(sweep, "train_run", fake_train(peak_per_width=50.0 * (1 if exponent else 4), exponent=exponent))
     records = [read_record(p) for p in run(config_file, tmp_path / "runs")]
     verdict = judge(_claim("fashion-mnist-mlp-ntk-optimal-noise-proportional-to-width"), records)
-    assert (verdict.status, verdict.n, verdict.tier) == (expected, 4, "budget"), verdict.reason  # one per width
+    assert (verdict.status, verdict.n, verdict.tier) == (expected, len(WIDTHS), "budget"), verdict.reason  # one per width
     batch = judge(_claim("fashion-mnist-mlp-ntk-max-batch-shrinks-with-width"), records)
     assert batch.status == ("reproduced" if exponent else "not-run" if batch.n == 0 else "inconclusive")
     accuracy = judge(_claim("fashion-mnist-mlp-ntk-accuracy-grows-with-width"), records)
@@ -231,7 +233,7 @@ def test_edge_optima_do_not_count(config_file, tmp_path, monkeypatch):
     monkeypatch.setattr(sweep, "train_run", fake_train(peak_per_width=1e6))
     records = [read_record(p) for p in run(config_file, tmp_path / "runs")]
     summaries = [r for r in records if is_summary(r)]
-    assert len(summaries) == 4 and all(
+    assert len(summaries) == len(WIDTHS) and all(
         r.metrics["optimum_at_edge"] == 1.0 and "optimal_noise_scale" not in r.metrics for r in summaries
     )
     verdict = judge(_claim("fashion-mnist-mlp-ntk-optimal-noise-proportional-to-width"), records)
