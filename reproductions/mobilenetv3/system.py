@@ -1,4 +1,6 @@
-"""Lightning system for MobileNetV3 (arXiv 1905.02244v5) image classification with the paper's ImageNet recipe.
+"""Lightning systems for MobileNetV3 (arXiv 1905.02244v5): image classification with the paper's ImageNet recipe
+(:class:`MobileNetV3System`) and SSDLite COCO detection with the release's recipe (:class:`SSDLiteSystem`, see its
+docstring and :mod:`reproductions.mobilenetv3.ssdlite`).
 
 Section 6.1: synchronous training on a 4x4 TPU Pod with TensorFlow's RMSPropOptimizer, momentum 0.9, initial learning
 rate 0.1 at batch 4096 (128 images per chip), "learning rate decay rate of 0.01 every 3 epochs", dropout 0.8, L2
@@ -20,14 +22,22 @@ Batches are ``(images, labels)``: float ``(N, 3, H, W)`` images and long ``(N,)`
 
 from __future__ import annotations
 
+import math
+import random
+
 import pytorch_lightning as pl
 import torch
+import torch.nn.functional as F
 from pytorch_lightning.callbacks import Callback, WeightAveraging
 from torch import nn
 
 from harness.errors import HarnessError
+from reproductions.attention_augmented.system import load_state
 from reproductions.efficientnet.system import RMSpropTF, learning_rate, load_weights, tf_ema_avg_fn
 from reproductions.mobilenetv3.model import BN_MOMENTUM, DROPOUT, VARIANTS, mobilenetv3
+from reproductions.mobilenetv3.ssdlite import generate_anchors, match_anchors, postprocess, ssd_loss, ssdlite
+from reproductions.mobilenetv3.variants import DET_VARIANTS
+from reproductions.nas_fpn.system import RetinaNetSystem
 from tasks.imagenet.metric import accuracy_metrics
 from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
 
@@ -116,3 +126,188 @@ class MobileNetV3System(ClassifierSteps, pl.LightningModule):
         if not self.hparams.ema_decay:
             return []
         return [WeightAveraging(avg_fn=tf_ema_avg_fn(self.hparams.ema_decay), use_buffers=True)]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# SSDLite detection (Section 6.3, Table 6) on COCO-format batches.
+# ---------------------------------------------------------------------------------------------------------------------
+
+# ssd_random_crop defaults of the release's preprocessor: one of 7 settings is drawn per image.
+CROP_MIN_COVERED = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)  # min_object_covered, also the box overlap_thresh
+CROP_ASPECT_RANGE = (0.5, 2.0)
+CROP_AREA_RANGE = (0.1, 1.0)
+CROP_KEEP_PROBABILITY = 0.15  # random_coef: the image is left uncropped
+CROP_ATTEMPTS = 100
+
+
+def parse_detector(model: str) -> str:
+    """``"mobilenetv3-small-1.0-ssdlite"`` -> ``"small-1.0-ssdlite"``; other ids are an error."""
+    variant = model.removeprefix(MODEL_PREFIX)
+    if not model.startswith(MODEL_PREFIX) or variant not in DET_VARIANTS:
+        known = ", ".join(MODEL_PREFIX + v for v in DET_VARIANTS)
+        raise HarnessError(f"unknown MobileNetV3 SSDLite model id {model!r}; known: {known}")
+    return variant
+
+
+def box_coverage(window: torch.Tensor, boxes: torch.Tensor) -> torch.Tensor:
+    """Fraction of each ``[x1, y1, x2, y2]`` box inside ``window`` (the release's ``ioa(window, boxes)``)."""
+    top_left = torch.maximum(boxes[:, :2], window[:2])
+    bottom_right = torch.minimum(boxes[:, 2:], window[2:])
+    inter = (bottom_right - top_left).clamp(min=0).prod(dim=1)
+    return inter / (boxes[:, 2:] - boxes[:, :2]).clamp(min=1e-9).prod(dim=1)
+
+
+def sample_crop(height: int, width: int, boxes: torch.Tensor, min_covered: float) -> torch.Tensor:
+    """A crop window ``[x1, y1, x2, y2]`` as ``tf.image.sample_distorted_bounding_box`` draws it: area fraction in
+    [0.1, 1], aspect ratio (w / h) in [0.5, 2], inside the image, covering at least ``min_covered`` of some box (of
+    the whole image when there is none); the whole image after 100 failed attempts."""
+    boxes = boxes if boxes.numel() else torch.tensor([[0.0, 0.0, width, height]])
+    for _ in range(CROP_ATTEMPTS):
+        area = random.uniform(*CROP_AREA_RANGE) * height * width
+        ratio = random.uniform(*CROP_ASPECT_RANGE)
+        h, w = round(math.sqrt(area / ratio)), round(math.sqrt(area * ratio))
+        if not (0 < h <= height and 0 < w <= width):
+            continue
+        top, left = random.randint(0, height - h), random.randint(0, width - w)
+        window = torch.tensor([left, top, left + w, top + h], dtype=torch.float32)
+        if (box_coverage(window, boxes.float()) >= min_covered).any():
+            return window
+    return torch.tensor([0.0, 0.0, width, height])
+
+
+def ssd_random_crop(image: torch.Tensor, target: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
+    """The release's ``ssd_random_crop``: with probability 0.85 crop a window drawn by :func:`sample_crop` for one of
+    the 7 settings, keep the boxes with at least that setting's fraction inside, shift and clip them to the window."""
+    if random.random() < CROP_KEEP_PROBABILITY:
+        return image, target
+    threshold = random.choice(CROP_MIN_COVERED)
+    boxes = target["boxes"].float()
+    window = sample_crop(image.shape[-2], image.shape[-1], boxes, threshold)
+    coverage = box_coverage(window, boxes)
+    keep = (coverage > 0) & (coverage >= threshold)
+    x1, y1, x2, y2 = (int(v) for v in window.tolist())
+    shifted = boxes[keep] - window.new_tensor([x1, y1, x1, y1])
+    shifted[:, 0::2] = shifted[:, 0::2].clamp(0, x2 - x1)
+    shifted[:, 1::2] = shifted[:, 1::2].clamp(0, y2 - y1)
+    area = (shifted[:, 2] - shifted[:, 0]) * (shifted[:, 3] - shifted[:, 1])
+    cropped = {key: value[keep][area > 0] for key, value in target.items() if key in ("labels", "iscrowd")}
+    return image[:, y1:y2, x1:x2], {**cropped, "boxes": shifted[area > 0]}
+
+
+def resize_to_square(
+    image: torch.Tensor, boxes: torch.Tensor, size: int
+) -> tuple[torch.Tensor, torch.Tensor, tuple[float, float]]:
+    """``fixed_shape_resizer``: bilinear resize to ``size`` x ``size`` (aspect ratio not kept), pixels to [-1, 1].
+
+    Returns the ``(3, size, size)`` input, the boxes in its pixels and the ``(x, y)`` scale factors."""
+    _, height, width = image.shape
+    resized = F.interpolate(image[None], size=(size, size), mode="bilinear", align_corners=False)[0]
+    scale = (size / width, size / height)
+    return resized * 2.0 - 1.0, boxes * boxes.new_tensor([scale[0], scale[1], scale[0], scale[1]]), scale
+
+
+class SSDLiteSystem(pl.LightningModule):
+    """SSDLite + MobileNetV3 trained with the release's COCO recipe and scored by pycocotools.
+
+    Recipe (``ssdlite_mobilenet_v3_{large,small}_320x320_coco.config``): 320 x 320 inputs, random horizontal flip
+    (the data module's ``flip_prob``) and ``ssd_random_crop``; momentum SGD 0.9 at batch 512, learning rate 0.4 after
+    a linear warm-up from 0.13333 over 2000 steps, cosine decay to 0 at the last step (400k steps for Large, 800k
+    for Small), both scaled linearly with the global batch; L2 4e-5 on every conv kernel (not on biases or BN);
+    BatchNorm decay 0.97, epsilon 1e-3; no moving average of the weights. Model, loss and post-processing:
+    :mod:`reproductions.mobilenetv3.ssdlite`.
+
+    Batches are ``(list of (3, H, W) images in [0, 1], list of targets)`` from
+    :class:`tasks.coco.data.CocoDetectionDataModule`; test metrics are pycocotools' box AP (``ap``, ``ap50``, ...).
+    """
+
+    def __init__(
+        self,
+        model: str = "mobilenetv3-large-1.0-ssdlite-reduced",
+        num_classes: int = 91,
+        image_size: int = 320,
+        lr: float = 0.4,
+        lr_batch_size: int = 512,
+        warmup_lr: float = 0.13333,
+        warmup_steps: int = 2000,
+        momentum: float = 0.9,
+        weight_decay: float = 4e-5,
+        random_crop: bool = True,
+        bn_momentum: float = 0.03,
+        checkpoint: str | None = None,
+    ) -> None:
+        """``num_classes``: class slots (91: COCO category ids 1..90 and the background slot 0); ``image_size``: the
+        square input; ``bn_momentum`` is PyTorch's (0.03 = TF's decay 0.97); ``checkpoint``: weights to load."""
+        super().__init__()
+        self.save_hyperparameters()
+        self.model = ssdlite(parse_detector(model), num_classes)
+        set_bn_momentum(self.model, bn_momentum)
+        if checkpoint is not None:
+            load_state(self.model, checkpoint)
+        self.register_buffer("anchors", generate_anchors((image_size, image_size)), persistent=False)
+        self.test_metrics = nn.ModuleList()
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.model(images)  # (N, 3, S, S) -> (N, A, slots + 4)
+
+    def _inputs(self, images: list[torch.Tensor], targets: list[dict], train: bool):
+        batch, prepared, scales = [], [], []
+        for image, target in zip(images, targets, strict=True):
+            if train and self.hparams.random_crop:
+                image, target = ssd_random_crop(image, target)
+            x, boxes, scale = resize_to_square(image, target["boxes"].float(), self.hparams.image_size)
+            batch.append(x)
+            prepared.append({**target, "boxes": boxes})
+            scales.append(scale)
+        return torch.stack(batch), prepared, scales
+
+    def training_step(self, batch: tuple[list[torch.Tensor], list[dict]], batch_idx: int) -> torch.Tensor:
+        inputs, targets, _ = self._inputs(*batch, train=True)
+        matched = [match_anchors(self.anchors, t["boxes"], t["labels"], t.get("iscrowd")) for t in targets]
+        class_targets = torch.stack([cls for cls, _ in matched])
+        box_targets = torch.stack([box for _, box in matched])
+        outputs = self(inputs)
+        slots = self.hparams.num_classes
+        loss, class_loss, box_loss = ssd_loss(outputs[..., :slots], outputs[..., slots:], class_targets, box_targets)
+        self.log_dict({"train/loss": loss, "train/class_loss": class_loss, "train/box_loss": box_loss}, prog_bar=True)
+        self.log("train/lr", self.lr_schedulers().get_last_lr()[0])
+        return loss
+
+    def detect(self, images: list[torch.Tensor]) -> list[dict[str, torch.Tensor]]:
+        """Detections in each image's own pixel coordinates."""
+        dummy = [{"boxes": torch.zeros(0, 4, device=self.device)} for _ in images]
+        inputs, _, scales = self._inputs(images, dummy, train=False)
+        outputs = self(inputs)
+        slots = self.hparams.num_classes
+        detections = postprocess(outputs[..., :slots], outputs[..., slots:], self.anchors)
+        for det, image, (sx, sy) in zip(detections, images, scales, strict=True):
+            height, width = image.shape[-2:]
+            det["boxes"] = det["boxes"] / det["boxes"].new_tensor([sx, sy, sx, sy])
+            det["boxes"][:, 0::2] = det["boxes"][:, 0::2].clamp(0, width)
+            det["boxes"][:, 1::2] = det["boxes"][:, 1::2].clamp(0, height)
+        return detections
+
+    # The COCO test protocol (one pycocotools metric per test loader, harness metric names) is the NAS-FPN system's.
+    on_test_start = RetinaNetSystem.on_test_start
+    test_step = RetinaNetSystem.test_step
+    on_test_epoch_end = RetinaNetSystem.on_test_epoch_end
+
+    def configure_optimizers(self) -> dict:
+        hp = self.hparams
+        _, batch = global_batch(self.trainer)
+        total = max(1, int(self.trainer.estimated_stepping_batches))
+        kernels = [p for p in self.model.parameters() if p.ndim > 1]  # conv kernels; biases and BN are 1-d
+        others = [p for p in self.model.parameters() if p.ndim <= 1]
+        groups = [{"params": kernels, "weight_decay": hp.weight_decay}, {"params": others, "weight_decay": 0.0}]
+        peak = hp.lr * batch / hp.lr_batch_size
+        optimizer = torch.optim.SGD(groups, lr=peak, momentum=hp.momentum)
+        start = min(hp.warmup_lr / hp.lr, 1.0)
+        warmup = min(hp.warmup_steps, total - 1)
+
+        def factor(step: int) -> float:
+            """TF ``cosine_decay_with_warmup``: linear from warmup_lr to lr, then half a cosine to 0 at ``total``."""
+            if step < warmup:
+                return start + (1.0 - start) * step / warmup
+            return 0.5 * (1.0 + math.cos(math.pi * min(step - warmup, total - warmup) / max(1, total - warmup)))
+
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

@@ -164,3 +164,44 @@ CITYSCAPES_CLASSES = 19
 # points 'layer_7/depthwise_output' (Large: the 3rd 40-channel block, 120 channels) and 'layer_4/depthwise_output'
 # (Small: the 88-channel block); layer_1 is the stem.
 LOW_LEVEL_BLOCK = {"large": 5, "small": 2}
+
+
+def reduce_for_detection(arch: Architecture, blocks: int) -> Architecture:
+    """Halve the output channels of the last ``blocks`` bnecks and of the last 1x1 conv (Section 6.3, Table 6 "†").
+
+    As the release's ``V3_LARGE_DETECTION`` / ``V3_SMALL_DETECTION`` (``_reduce_consecutive_layers`` over conv defs
+    13-16 / 9-12): only ``num_outputs`` is halved. Expansions stay the row's factor of the block's *input*
+    (``expand_input_by_factor``), so the first reduced block keeps its expansion (Large 672, Small 288) and the
+    later ones follow their halved inputs (Large 960 -> 480, Small 576 -> 288); the DeepLab ``*_seg`` extractors
+    (:func:`reduce_last_block`) halve the first expansion too.
+    """
+    rows = list(arch.rows)
+    for i in range(len(rows) - blocks, len(rows)):
+        in_channels = arch.stem if i == 0 else rows[i - 1].out  # already reduced when i - 1 was
+        rows[i] = replace(rows[i], exp=round(expansion_factor(arch, i) * in_channels), out=rows[i].out // 2)
+    return replace(arch, rows=tuple(rows), last_conv=arch.last_conv // 2)
+
+
+@dataclass(frozen=True)
+class DetVariant:
+    """An SSDLite detector (Section 6.3, Table 6): backbone, whether the blocks between C4 and C5 are halved."""
+
+    arch: str
+    reduced: bool = False
+    image_size: int = 320  # fixed_shape_resizer 320 x 320 of the release's ssdlite_mobilenet_v3_*_320x320_coco
+
+
+# Table 6 rows "V3", "V3 †", "V3-Small", "V3-Small †".
+DET_VARIANTS: dict[str, DetVariant] = {
+    "large-1.0-ssdlite": DetVariant("large"),
+    "large-1.0-ssdlite-reduced": DetVariant("large", reduced=True),
+    "small-1.0-ssdlite": DetVariant("small"),
+    "small-1.0-ssdlite-reduced": DetVariant("small", reduced=True),
+}
+# Bneck (0-based row) whose expansion output is C4, "the expansion layer of the 13-th [Large] / 9-th [Small]
+# bottleneck block" (Section 6.3); the release's 'layer_14/expansion_output' / 'layer_10/expansion_output'
+# (layer_1 is the stem). C5 is the 1x1 conv before pooling ('layer_17' / 'layer_13').
+C4_BLOCK = {"large": 12, "small": 8}
+# Bnecks halved by the "†" models: C4's block and every later one (release conv defs 13-15 / 9-11), plus the 1x1 conv.
+DETECTION_REDUCED_BLOCKS = 3
+COCO_CLASS_SLOTS = 91  # 90 COCO classes + the background slot of the release's box predictor (index = category id)

@@ -21,7 +21,7 @@ from reproductions.mobilenetv3.model import (
     make_divisible,
     mobilenetv3,
 )
-from reproductions.mobilenetv3.variants import LARGE, SEG_VARIANTS, SMALL, VARIANTS, reduce_last_block
+from reproductions.mobilenetv3.variants import DET_VARIANTS, LARGE, SEG_VARIANTS, SMALL, VARIANTS, reduce_last_block
 
 # Golden counts of this implementation (1000 classes; 19 for LR-ASPP). Large/Small 1.0 equal torchvision's published
 # MobileNetV3 counts (5,483,032 and 2,542,856 parameters; 0.22 / 0.06 GFLOPS).
@@ -162,7 +162,7 @@ def test_unknown_variant():
 
 def test_registration_is_unique_and_complete():
     ids = REPRODUCTION.model_ids()
-    assert len(ids) == len(set(ids)) == len(VARIANTS) + len(SEG_VARIANTS)
+    assert len(ids) == len(set(ids)) == len(VARIANTS) + len(SEG_VARIANTS) + len(DET_VARIANTS)
     assert {
         "mobilenetv3-large-1.0",
         "mobilenetv3-large-0.75",
