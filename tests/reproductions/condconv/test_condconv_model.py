@@ -22,9 +22,9 @@ GOLDEN = {  # id: (params, MACs)
     "condconv-baseline-mobilenetv1-1.0": (4_231_976, 568_740_352),
     "condconv-mobilenetv1-1.0-8e": (30_019_768, 598_206_784),
     "condconv-baseline-mobilenetv2-1.0": (3_504_872, 300_774_272),
-    "condconv-mobilenetv2-1.0-8e": (23_339_896, 323_374_336),
+    "condconv-mobilenetv2-1.0-8e": (23_340_288, 323_440_832),
     "condconv-baseline-mnasnet-a1": (3_887_038, 311_579_072),
-    "condconv-mnasnet-a1-8e": (23_956_238, 334_478_336),
+    "condconv-mnasnet-a1-8e": (23_961_966, 334_519_424),
     "condconv-baseline-resnet-50": (25_557_032, 4_089_184_256),
     "condconv-resnet-50-8e": (129_872_800, 4_208_394_048),
 }
