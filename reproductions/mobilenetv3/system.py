@@ -177,21 +177,22 @@ def sample_crop(height: int, width: int, boxes: torch.Tensor, min_covered: float
 
 def ssd_random_crop(image: torch.Tensor, target: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
     """The release's ``ssd_random_crop``: with probability 0.85 crop a window drawn by :func:`sample_crop` for one of
-    the 7 settings, keep the boxes with at least that setting's fraction inside, shift and clip them to the window."""
+    the 7 settings, keep the boxes with at least that setting's fraction inside, shift and clip them to the window.
+    The window is drawn on the CPU (a few small tensors; no device synchronisation per attempt)."""
     if random.random() < CROP_KEEP_PROBABILITY:
         return image, target
     threshold = random.choice(CROP_MIN_COVERED)
-    boxes = target["boxes"].float()
+    boxes = target["boxes"].detach().float().cpu()
     window = sample_crop(image.shape[-2], image.shape[-1], boxes, threshold)
     coverage = box_coverage(window, boxes)
-    keep = (coverage > 0) & (coverage >= threshold)
     x1, y1, x2, y2 = (int(v) for v in window.tolist())
-    shifted = boxes[keep] - window.new_tensor([x1, y1, x1, y1])
+    shifted = boxes - window.new_tensor([x1, y1, x1, y1])
     shifted[:, 0::2] = shifted[:, 0::2].clamp(0, x2 - x1)
     shifted[:, 1::2] = shifted[:, 1::2].clamp(0, y2 - y1)
     area = (shifted[:, 2] - shifted[:, 0]) * (shifted[:, 3] - shifted[:, 1])
-    cropped = {key: value[keep][area > 0] for key, value in target.items() if key in ("labels", "iscrowd")}
-    return image[:, y1:y2, x1:x2], {**cropped, "boxes": shifted[area > 0]}
+    keep = ((coverage > 0) & (coverage >= threshold) & (area > 0)).to(image.device)
+    cropped = {key: value[keep] for key, value in target.items() if key in ("labels", "iscrowd")}
+    return image[:, y1:y2, x1:x2], {**cropped, "boxes": shifted.to(image.device)[keep]}
 
 
 def resize_to_square(

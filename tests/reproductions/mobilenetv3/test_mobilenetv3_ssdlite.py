@@ -274,3 +274,19 @@ def test_macs_golden(variant):
 @pytest.mark.parametrize("variant", [pytest.param(v, marks=_xfail(v, MACS_OFF_PAPER)) for v in PAPER_MACS])
 def test_macs_match_table_6(variant):
     assert _macs(variant) / 1e6 == pytest.approx(PAPER_MACS[variant], abs=5.0)
+
+
+def test_random_crop_drops_boxes_below_the_overlap_threshold(monkeypatch):
+    import reproductions.mobilenetv3.system as module
+
+    image = torch.rand(3, 120, 160)
+    target = {"boxes": torch.tensor([[10.0, 10.0, 50.0, 50.0], [70.0, 10.0, 110.0, 50.0], [10.0, 80.0, 30.0, 100.0]]),
+              "labels": torch.tensor([1, 3, 18]), "iscrowd": torch.tensor([0, 0, 1])}  # fmt: skip
+    monkeypatch.setattr(module.random, "random", lambda: 0.5)  # not the 15% kept whole
+    monkeypatch.setattr(module.random, "choice", lambda _: 0.5)  # the setting with overlap threshold 0.5
+    monkeypatch.setattr(module, "sample_crop", lambda *_: torch.tensor([20.0, 0.0, 80.0, 100.0]))
+    crop, out = ssd_random_crop(image, target)
+    # box 0 is 3/4 inside (kept, clipped), box 1 1/4 inside (dropped), box 2 half inside (kept, a crowd region)
+    assert crop.shape == (3, 100, 60)
+    assert out["labels"].tolist() == [1, 18] and out["iscrowd"].tolist() == [0, 1]
+    assert torch.allclose(out["boxes"], torch.tensor([[0.0, 10.0, 30.0, 50.0], [0.0, 80.0, 10.0, 100.0]]))
