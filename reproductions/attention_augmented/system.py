@@ -61,8 +61,9 @@ def step_schedule(step: int, total_steps: int, steps_per_epoch: float, warmup_ep
     return 0.1 ** sum(step >= point * total_steps for point in DECAY_POINTS)
 
 
-def load_state(module: nn.Module, path: str | Path, prefix: str = "model.") -> None:
-    """Load ``.safetensors`` or a torch state dict (``weights_only``), or a Lightning checkpoint's ``prefix`` keys."""
+def read_state(path: str | Path, prefix: str = "model.") -> dict[str, torch.Tensor]:
+    """Tensors of ``.safetensors`` or a torch state dict (``weights_only``); of a Lightning checkpoint, the
+    ``prefix`` keys with the prefix removed."""
     path = Path(path)
     if not path.is_file():
         raise HarnessError(f"{path}: weights file not found")
@@ -78,6 +79,12 @@ def load_state(module: nn.Module, path: str | Path, prefix: str = "model.") -> N
     state = state.get("state_dict", state)
     if state and all(key.startswith(prefix) for key in state):
         state = {key.removeprefix(prefix): value for key, value in state.items()}
+    return state
+
+
+def load_state(module: nn.Module, path: str | Path, prefix: str = "model.") -> None:
+    """Load ``.safetensors`` or a torch state dict (``weights_only``), or a Lightning checkpoint's ``prefix`` keys."""
+    state = read_state(path, prefix)
     try:
         module.load_state_dict(state)
     except RuntimeError as exc:

@@ -121,6 +121,20 @@ def test_relative_logits_depend_only_on_offsets():
     assert torch.allclose(logits[0 * 4 + 0, 1 * 4 + 2], logits[2 * 4 + 1, 3 * 4 + 3])
 
 
+def test_relative_logits_shape_and_offset_invariance_on_a_non_square_map():
+    """(N, Nh, H*W, H*W) for H != W; the logit depends on (dy, dx) only, and r^H / r^W act on rows / columns."""
+    torch.manual_seed(0)
+    q = torch.randn(1, 1, 1, 1, 4).expand(2, 3, 3, 5, 4)  # the same query content everywhere
+    rel_h, rel_w = torch.randn(5, 4), torch.randn(9, 4)
+    logits = relative_logits(q, rel_h, rel_w)
+    assert logits.shape == (2, 3, 15, 15)
+    grid = logits[0, 0].reshape(3, 5, 3, 5)  # (y, x, y', x')
+    assert torch.allclose(grid[0, 0, 1, 2], grid[1, 2, 2, 4]) and torch.allclose(grid[2, 4, 0, 1], grid[2, 3, 0, 0])
+    qv = q[0, 0, 0, 0]
+    assert torch.allclose(grid[0, 0, 2, 3], qv @ (rel_h[2 + 2] + rel_w[3 + 4]))  # offsets (+2, +3): rows L-1+dy
+    assert torch.allclose(grid[2, 4, 0, 0], qv @ (rel_h[-2 + 2] + rel_w[-4 + 4]))
+
+
 def test_relative_table_slices_or_interpolates():
     table = torch.arange(7.0)[:, None].repeat(1, 2)  # offsets -3..3 of a 4-wide design map
     assert torch.equal(relative_offsets_table(table, 4), table)

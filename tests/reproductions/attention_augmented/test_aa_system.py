@@ -15,7 +15,9 @@ from harness.errors import HarnessError
 from harness.registry import load_object
 from harness.runner import load_config
 from reproductions.attention_augmented import REPRODUCTION
+from reproductions.attention_augmented.detection import AARetinaNetSystem
 from reproductions.attention_augmented.system import AttentionAugmentedSystem, parse_model, step_schedule
+from reproductions.attention_augmented.variants import DETECTORS
 
 CONFIGS = Path(__file__).resolve().parents[3] / "reproductions" / "attention_augmented" / "configs"
 
@@ -37,7 +39,9 @@ def test_parse_model():
     for bad in ("aa-resnet18", "resnet-50", "aa-resnet", "efficientnet-b0"):
         with pytest.raises(HarnessError, match="aa-resnet50"):
             parse_model(bad)
-    assert REPRODUCTION.model_ids() == [f"{p}resnet{d}" for d in (34, 50, 101, 152) for p in ("", "aa-")]
+    imagenet = [f"{p}resnet{d}" for d in (34, 50, 101, 152) for p in ("", "aa-")]
+    detectors = [f"retinanet-{p}resnet{d}" for d in (50, 101) for p in ("", "aa-")]
+    assert REPRODUCTION.model_ids() == [*imagenet, *detectors, "resnet10-w16", "aa-resnet10-w16"]
 
 
 def test_official_step_schedule():
@@ -67,9 +71,18 @@ def test_one_training_step_and_test_metrics():
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
 def test_configs_are_valid(path):
-    config = load_config(path, path.stem)
-    assert load_object(config["system"]["class_path"]) is AttentionAugmentedSystem
-    inspect.signature(AttentionAugmentedSystem).bind(model=config["model"], **config["system"]["init_args"])
+    """Every tier and variant (``<tier>-<variant>.yaml``) binds to its system and data module; the classifier
+    configs feed the resolution the system expects, the detection ones name one of the paper's detectors."""
+    config = load_config(path, path.stem.split("-", 1)[0])
+    system = load_object(config["system"]["class_path"])
+    assert system in (AttentionAugmentedSystem, AARetinaNetSystem)
+    models = [config["model"], *(config.get("overrides") or {})]
+    assert all(model in REPRODUCTION.model_ids() for model in models)
+    for model in models:
+        inspect.signature(system).bind(model=model, **config["system"]["init_args"])
     data = config["data"]
     inspect.signature(load_object(data["class_path"])).bind(**data["init_args"])
-    assert data["init_args"]["image_size"] == config["system"]["init_args"]["image_size"]
+    if system is AARetinaNetSystem:
+        assert config["model"] in DETECTORS
+    elif "image_size" in data["init_args"]:
+        assert data["init_args"]["image_size"] == config["system"]["init_args"]["image_size"]

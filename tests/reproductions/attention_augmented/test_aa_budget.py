@@ -1,0 +1,62 @@
+"""The budget tier's pair (ResNet-10 with and without attention augmentation on Fashion-MNIST): placement, comparable
+sizes, the data module's loaders and seed, one training step of the classifier system."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import pytorch_lightning as pl
+import torch
+
+from reproductions.attention_augmented.data import FashionMNISTDataModule
+from reproductions.attention_augmented.model import AugmentedConv2d, build_budget
+from reproductions.attention_augmented.system import AttentionAugmentedSystem
+from reproductions.sgd_width.data import write_digits_idx
+
+GOLDEN_PARAMS = {"resnet10-w16": 308_538, "aa-resnet10-w16": 294_246}
+
+
+@pytest.mark.parametrize("name", list(GOLDEN_PARAMS))
+def test_budget_params_golden(name):
+    assert sum(p.numel() for p in build_budget(name).parameters()) == GOLDEN_PARAMS[name]
+
+
+def test_the_pair_differs_only_by_augmentation_at_comparable_size():
+    plain, aa = build_budget("resnet10-w16"), build_budget("aa-resnet10-w16")
+    assert not any(isinstance(m, AugmentedConv2d) for m in plain.modules())
+    layers = [block.conv1 for stage in aa.stages for block in stage]
+    assert [isinstance(layer, AugmentedConv2d) for layer in layers] == [False, True, True, True]
+    first = layers[1]  # 32 channels at 14 px: kappa = upsilon = 0.25 -> dk = dv = 8 over 4 heads, pooled to 7 px
+    assert (first.attention.dk, first.attention.dv, first.attention.heads, first.pools) == (8, 8, 4, 2)
+    assert first.attention.rel_height.shape == (13, 2)  # the 7 x 7 map it attends over
+    assert abs(GOLDEN_PARAMS["aa-resnet10-w16"] / GOLDEN_PARAMS["resnet10-w16"] - 1) < 0.05
+    x = torch.randn(2, 1, 28, 28)
+    assert plain(x).shape == aa(x).shape == (2, 10)
+
+
+def test_data_module_loaders_and_seed(tmp_path):
+    write_digits_idx(tmp_path)  # the smoke copy of the IDX layout (scikit-learn's digits at 28 px)
+    data = FashionMNISTDataModule(dataset="digits", data_root=str(tmp_path), batch_size=32, train_size=200, seed=None)
+    pl.seed_everything(3)
+    data.setup("fit")
+    assert data.hparams.seed == 3  # the run's seed orders the batches
+    loader = data.train_dataloader()
+    assert loader.batch_size == 32 and len(loader) == 200 // 32  # drop_last
+    images, labels = next(iter(loader))
+    assert images.shape == (32, 1, 28, 28) and labels.dtype == torch.long
+    assert sum(len(y) for _, y in data.test_dataloader()) == 297  # every test image, once
+
+
+def test_one_training_step_of_the_budget_system(tmp_path):
+    write_digits_idx(tmp_path)
+    data = FashionMNISTDataModule(dataset="digits", data_root=str(tmp_path), batch_size=32, train_size=64)
+    torch.manual_seed(0)
+    system = AttentionAugmentedSystem("aa-resnet10-w16", num_classes=10, image_size=28, lr=0.2, warmup_epochs=0.0)
+    trainer = pl.Trainer(max_steps=1, accelerator="cpu", logger=False, enable_checkpointing=False,
+                         enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0)  # fmt: skip
+    trainer.fit(system, datamodule=data)
+    assert math.isfinite(trainer.callback_metrics["train/loss"].item())
+    assert trainer.callback_metrics["train/lr"].item() == pytest.approx(0.2 * 32 / 256)
+    (results,) = trainer.test(system, datamodule=data, verbose=False)
+    assert set(results) == {"test/top1", "test/top5", "test/error"}
