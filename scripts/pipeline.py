@@ -37,7 +37,8 @@ PARAMS_HEADER = """\
 # Parameters of the DVC pipeline (dvc.yaml). One section per registered paper; a paper's stage declares only its
 # own section, so editing one re-runs only that paper. `scripts/pipeline.py generate` adds a new paper's section
 # with the defaults and keeps the values already here.
-#   tiers:     the tiers the paper's stage runs, in order (default: those of arch, smoke, budget it has)
+#   tiers:     the tiers the paper's stage runs, in order (default: those of arch, smoke, budget it has); a variant
+#              <tier>-<name> runs <tier> with the paper's configs/<tier>-<name>.yaml
 #   data_root: --data-root of the full and weights tiers (where the paper's dataset lives; null: the config's own)
 #   seeds:     --seed of the budget, full and weights tiers, one run per seed (null: the config's seed)
 #   models:    (optional) --model of those tiers, one run per model and seed (null: the config's model), e.g.
@@ -146,29 +147,40 @@ def generate(check: bool = False) -> int:
     return 0
 
 
-def tier_commands(paper: str, params: dict[str, Any], harness: str = HARNESS) -> list[tuple[str, list[str]]]:
-    """The ``harness run`` command lines a paper's params ask for, as (tier, argv) pairs in order."""
+def tier_commands(
+    paper: str, params: dict[str, Any], harness: str = HARNESS, configs: Path | None = None
+) -> list[tuple[str, list[str]]]:
+    """The ``harness run`` command lines a paper's params ask for, as (tier, argv) pairs in order. A tier variant,
+    ``smoke-ssdlite``, runs its tier with ``--config <configs>/smoke-ssdlite.yaml`` (``configs``: the paper's
+    config folder, relative to the repository root)."""
     from harness.registry import TIERS
 
     tiers, seeds, data_root = params.get("tiers") or [], params.get("seeds"), params.get("data_root")
-    unknown = [t for t in tiers if t not in TIERS]
-    if unknown or not isinstance(tiers, list):
-        raise PipelineError(f"{PARAMS.name}: papers.{paper}.tiers: {tiers!r}; each one of {', '.join(TIERS)}")
+    if not isinstance(tiers, list) or any(not isinstance(t, str) or t.split("-", 1)[0] not in TIERS for t in tiers):
+        choices = f"each one of {', '.join(TIERS)}, or a variant <tier>-<name> with a configs/<tier>-<name>.yaml"
+        raise PipelineError(f"{PARAMS.name}: papers.{paper}.tiers: {tiers!r}; {choices}")
+    variants = [t for t in tiers if t not in TIERS]
+    missing = [t for t in variants if configs is None or not (configs / f"{t}.yaml").is_file()]
+    if missing:
+        raise PipelineError(f"{PARAMS.name}: papers.{paper}.tiers: no config file for the variant(s) {missing}")
     if seeds is not None and not (isinstance(seeds, list) and all(isinstance(s, int) for s in seeds)):
         raise PipelineError(f"{PARAMS.name}: papers.{paper}.seeds: {seeds!r} is not null or a list of integers")
     models = params.get("models")
     if models is not None and not (isinstance(models, list) and all(isinstance(m, str) for m in models)):
         raise PipelineError(f"{PARAMS.name}: papers.{paper}.models: {models!r} is not null or a list of model ids")
     commands = []
-    for tier in tiers:
+    for entry in tiers:
+        tier = entry.split("-", 1)[0]
         argv = [harness, "run", paper, "--tier", tier]
+        if entry != tier:
+            argv += ["--config", (configs / f"{entry}.yaml").as_posix()]
         if tier in DATA_TIERS and data_root:
             argv += ["--data-root", str(data_root)]
         once = tier in ("arch", "smoke")  # profiling is per model already; a smoke run only proves the pipeline
         for model in [None] if once or not models else models:
             for seed in [None] if once or not seeds else seeds:
                 extra = ([] if model is None else ["--model", model]) + ([] if seed is None else ["--seed", str(seed)])
-                commands.append((tier, argv + extra))
+                commands.append((entry, argv + extra))
     return commands
 
 
@@ -179,9 +191,13 @@ def stage(paper: str) -> int:
     params = load_params()["papers"].get(paper)
     if params is None:
         raise PipelineError(f"{PARAMS.name} has no section papers.{paper}: run `{PYTHON} scripts/pipeline.py generate`")
+    from harness import registry
+
     harness = str(Path(sys.executable).parent / "harness")  # the venv's, whichever python runs this script
+    configs = registry.reproduction(paper).root / "configs"
+    configs = _relative(configs) or configs
     runs = []
-    for tier, argv in tier_commands(paper, params, harness):
+    for tier, argv in tier_commands(paper, params, harness, Path(configs)):
         shown = shlex.join([HARNESS, *argv[1:]])
         print(f"+ {shown}", flush=True)
         done = subprocess.run(argv, stdout=subprocess.PIPE, text=True)

@@ -97,10 +97,22 @@ def test_tier_commands() -> None:
     assert pipeline.tier_commands("p", {"tiers": []}, "h") == []
 
 
+def test_tier_variants_run_their_config(tmp_path: Path) -> None:
+    (tmp_path / "smoke-coco.yaml").write_text("tier: smoke\n")
+    params = {"tiers": ["arch", "smoke-coco"], "seeds": [0, 1]}
+    assert pipeline.tier_commands("p", params, "h", tmp_path) == [
+        ("arch", ["h", "run", "p", "--tier", "arch"]),
+        ("smoke-coco", ["h", "run", "p", "--tier", "smoke", "--config", f"{tmp_path.as_posix()}/smoke-coco.yaml"]),
+    ]
+    with pytest.raises(pipeline.PipelineError, match=r"no config file for the variant\(s\) \['smoke-cityscapes'\]"):
+        pipeline.tier_commands("p", {"tiers": ["smoke-cityscapes"]}, "h", tmp_path)
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [
         ({"tiers": ["huge"]}, r"papers.p.tiers: \['huge'\]; each one of arch, smoke"),
+        ({"tiers": ["huge-coco"]}, r"papers.p.tiers: \['huge-coco'\]; each one of arch, smoke"),
         ({"tiers": "arch"}, "papers.p.tiers: 'arch'"),
         ({"tiers": ["smoke"], "seeds": 3}, "papers.p.seeds: 3 is not null or a list of integers"),
         ({"tiers": ["budget"], "models": "ours"}, "papers.p.models: 'ours' is not null or a list of model ids"),
