@@ -28,6 +28,9 @@ kernels, stride 2, padding 1), so its attention output is already at the convolu
 
 Relative embeddings are allocated for the feature map of a 224 px input (``attention_size`` per stage); a
 smaller map uses the central offsets, a larger one interpolates them linearly (documented, not from the paper).
+
+:func:`build_detector` puts a (AA-)ResNet-50/101 under the RetinaNet of ``reproductions/nas_fpn`` for the paper's COCO
+table (tables sized for 640 px); :func:`build_budget` builds the budget tier's small plain / augmented ResNet pair.
 """
 
 from __future__ import annotations
