@@ -1,6 +1,7 @@
 """Lightning systems for MobileNetV3 (arXiv 1905.02244v5): image classification with the paper's ImageNet recipe
-(:class:`MobileNetV3System`) and SSDLite COCO detection with the release's recipe (:class:`SSDLiteSystem`, see its
-docstring and :mod:`reproductions.mobilenetv3.ssdlite`).
+(:class:`MobileNetV3System`), SSDLite COCO detection with the release's recipe (:class:`SSDLiteSystem`, see its
+docstring and :mod:`reproductions.mobilenetv3.ssdlite`) and LR-ASPP Cityscapes segmentation with the DeepLab recipe
+(:class:`LRASPPSystem`, see its docstring).
 
 Section 6.1: synchronous training on a 4x4 TPU Pod with TensorFlow's RMSPropOptimizer, momentum 0.9, initial learning
 rate 0.1 at batch 4096 (128 images per chip), "learning rate decay rate of 0.01 every 3 epochs", dropout 0.8, L2
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 
 import pytorch_lightning as pl
 import torch
@@ -34,9 +36,9 @@ from torch import nn
 from harness.errors import HarnessError
 from reproductions.attention_augmented.system import load_state
 from reproductions.efficientnet.system import RMSpropTF, learning_rate, load_weights, tf_ema_avg_fn
-from reproductions.mobilenetv3.model import BN_MOMENTUM, DROPOUT, VARIANTS, mobilenetv3
+from reproductions.mobilenetv3.model import BN_MOMENTUM, DROPOUT, VARIANTS, lraspp, mobilenetv3
 from reproductions.mobilenetv3.ssdlite import generate_anchors, match_anchors, postprocess, ssd_loss, ssdlite
-from reproductions.mobilenetv3.variants import DET_VARIANTS
+from reproductions.mobilenetv3.variants import CITYSCAPES_CLASSES, DET_VARIANTS, SEG_VARIANTS
 from reproductions.nas_fpn.system import RetinaNetSystem
 from tasks.imagenet.metric import accuracy_metrics
 from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
@@ -309,6 +311,221 @@ class SSDLiteSystem(pl.LightningModule):
             if step < warmup:
                 return start + (1.0 - start) * step / warmup
             return 0.5 * (1.0 + math.cos(math.pi * min(step - warmup, total - warmup) / max(1, total - warmup)))
+
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# LR-ASPP semantic segmentation (Section 6.4, Tables 7 and 8) on Cityscapes batches.
+# ---------------------------------------------------------------------------------------------------------------------
+
+IGNORE_LABEL = 255  # train id of every label the Cityscapes benchmark ignores (tasks.cityscapes.data)
+
+
+def parse_segmenter(model: str) -> str:
+    """``"mobilenetv3-small-1.0-lraspp"`` -> ``"small-1.0-lraspp"``; other ids are an error."""
+    variant = model.removeprefix(MODEL_PREFIX)
+    if not model.startswith(MODEL_PREFIX) or variant not in SEG_VARIANTS:
+        known = ", ".join(MODEL_PREFIX + v for v in SEG_VARIANTS)
+        raise HarnessError(f"unknown MobileNetV3 LR-ASPP model id {model!r}; known: {known}")
+    return variant
+
+
+def to_signed_unit(images: torch.Tensor) -> torch.Tensor:
+    """Images in [0, 1] -> [-1, 1], DeepLab's MobileNet preprocessing (``2 x / 255 - 1``); other ranges are an error
+    (the ImageNet-normalised output of the data module's default ``normalize=True`` would pass silently otherwise)."""
+    low, high = images.aminmax()
+    if low < -1e-3 or high > 1.0 + 1e-3:
+        raise HarnessError(
+            f"LR-ASPP expects images in [0, 1] (DeepLab maps them to [-1, 1]) but got values in "
+            f"[{low:.3g}, {high:.3g}]; set the data module's normalize: false"
+        )
+    return images * 2.0 - 1.0
+
+
+def random_scale(low: float, high: float, step: float) -> float:
+    """DeepLab's ``get_random_scale``: one of the evenly spaced scales ``low ... high``
+    (``int((high - low) / step + 1)`` of them), or uniform in [low, high] when ``step`` is 0."""
+    if step <= 0:
+        return random.uniform(low, high)
+    count = int((high - low) / step + 1)
+    return low + random.randrange(count) * (high - low) / max(count - 1, 1)
+
+
+def scale_pad_crop(
+    image: torch.Tensor, target: torch.Tensor, scale: float, crop: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One training sample as DeepLab's ``preprocess_image_and_label`` makes it (after the data module's flip): resize
+    by ``scale`` to ``floor(size * scale)`` (image bilinear, labels nearest), pad bottom and right to at least
+    ``crop`` with the mean pixel (0 in [-1, 1]) and the ignore label, then cut a random ``crop x crop`` window.
+
+    ``image``: ``(3, H, W)`` in [-1, 1]; ``target``: ``(H, W)`` train ids. Returns ``(3, crop, crop)`` and
+    ``(crop, crop)``.
+    """
+    height, width = target.shape
+    size = (int(height * scale), int(width * scale))
+    if size != (height, width):
+        image = F.interpolate(image[None], size=size, mode="bilinear", align_corners=True)[0]
+        target = F.interpolate(target[None, None].float(), size=size, mode="nearest")[0, 0].long()
+    pad_h, pad_w = max(crop - size[0], 0), max(crop - size[1], 0)
+    if pad_h or pad_w:
+        image = F.pad(image, (0, pad_w, 0, pad_h), value=0.0)
+        target = F.pad(target, (0, pad_w, 0, pad_h), value=IGNORE_LABEL)
+    top, left = random.randint(0, image.shape[-2] - crop), random.randint(0, image.shape[-1] - crop)
+    return image[:, top : top + crop, left : left + crop], target[top : top + crop, left : left + crop]
+
+
+def segmentation_loss(logits: torch.Tensor, target: torch.Tensor, ignore_index: int = IGNORE_LABEL) -> torch.Tensor:
+    """Softmax cross-entropy of ``(N, C, H, W)`` logits (already upsampled to the labels) against ``(N, H, W)`` train
+    ids, averaged over the pixels that are not ``ignore_index``; 0 when every pixel is ignored (TF's
+    ``SUM_BY_NONZERO_WEIGHTS`` reduction, which DeepLab's loss uses)."""
+    total = F.cross_entropy(logits, target, ignore_index=ignore_index, reduction="sum")
+    return total / (target != ignore_index).sum().clamp(min=1)
+
+
+def deeplab_l2_groups(module: nn.Module, weight_decay: float) -> list[dict]:
+    """L2 where DeepLab's MobileNetV3 arg scope (``mobilenet_v2_arg_scope``) and head put it: on the kernels of regular
+    convs (groups 1, squeeze-excite and head convs included); not on depthwise kernels (``slim.separable_conv2d``
+    gets no regulariser there), biases or batch norm."""
+    decayed = [m.weight for m in module.modules() if isinstance(m, nn.Conv2d) and m.groups == 1]
+    chosen = {id(p) for p in decayed}
+    plain = [p for p in module.parameters() if id(p) not in chosen]
+    return [{"params": decayed, "weight_decay": weight_decay}, {"params": plain, "weight_decay": 0.0}]
+
+
+class LRASPPSystem(pl.LightningModule):
+    """MobileNetV3 + LR-ASPP trained from scratch on Cityscapes fine annotations and scored with the benchmark's IoU.
+
+    Section 6.4: "We employ the same training protocol as [8, 39]. All our models are trained from scratch without
+    pretraining on ImageNet, and are evaluated with a single-scale input." [8] is DeepLabv3 (arXiv 1706.05587), whose
+    Section 4.1 and Cityscapes appendix give: momentum SGD 0.9, "poly" learning rate ``lr (1 - step / max)^0.9`` from
+    0.007, batch 16 with batch norm trained, output stride 16 for training, random scaling 0.5 ... 2.0 and left-right
+    flips, loss on logits upsampled to the labels, 90K iterations with 769 x 769 crops on Cityscapes, whole-image
+    inference. The DeepLab code (tensorflow/models research/deeplab) fills in: scales in steps of 0.25
+    (``scale_factor_step_size``), MobileNet weight decay 4e-5 on regular conv kernels, batch-norm decay 0.997 in the
+    MobileNetV3 backbone (``mobilenet_v2_arg_scope``) and 0.9997 in the head (``utils.get_batch_norm_params``),
+    pixels mapped to [-1, 1], crops padded with the mean pixel and the ignore label 255. The learning rate scales
+    linearly with the global batch (0.007 at 16), as the other systems here do.
+
+    Batches are ``(float (N, 3, H, W) images in [0, 1], long (N, H, W) train ids with 255 ignored)`` from
+    :class:`tasks.cityscapes.data.CityscapesDataModule` with ``normalize=False`` and whole training images (the system
+    scales, pads and crops them). Test images are resized to ``eval_size`` (default: the model id's Cityscapes input,
+    1024 x 2048 or 512 x 1024) and the logits back to the label resolution; the metrics are
+    :class:`tasks.cityscapes.metric.CityscapesIoU` (``miou``, ``miou_category``, ``iou_<class>``), which count as the
+    official scorer does. With ``predictions_dir`` the test also writes one label-id PNG per validation image there,
+    the files ``harness score cityscapes-semantic`` and the official script read (one device only).
+    """
+
+    def __init__(
+        self,
+        model: str = "mobilenetv3-large-1.0-lraspp",
+        num_classes: int = CITYSCAPES_CLASSES,
+        crop_size: int = 769,
+        min_scale: float = 0.5,
+        max_scale: float = 2.0,
+        scale_step: float = 0.25,
+        lr: float = 0.007,
+        lr_batch_size: int = 16,
+        lr_power: float = 0.9,
+        momentum: float = 0.9,
+        weight_decay: float = 4e-5,
+        bn_momentum: float = 0.003,
+        head_bn_momentum: float = 0.0003,
+        eval_size: tuple[int, int] | list[int] | None = None,
+        predictions_dir: str | None = None,
+        checkpoint: str | None = None,
+    ) -> None:
+        """``lr`` is the rate at a global batch of ``lr_batch_size``; ``bn_momentum`` / ``head_bn_momentum`` are
+        PyTorch's (0.003 = TF's 0.997 in the backbone, 0.0003 = 0.9997 in the head's batch norm); ``eval_size`` is
+        the test input ``(H, W)``; ``checkpoint`` loads weights."""
+        super().__init__()
+        self.save_hyperparameters()
+        variant = parse_segmenter(model)
+        self.model = lraspp(variant, num_classes)
+        set_bn_momentum(self.model, bn_momentum)
+        set_bn_momentum(self.model.cbr, head_bn_momentum)
+        if checkpoint is not None:
+            load_state(self.model, checkpoint)
+        row = SEG_VARIANTS[variant]
+        self.eval_size = tuple(eval_size) if eval_size else (row.height, row.width)
+        self.test_metrics = nn.ModuleList()
+        self._written: list[int] = []
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.model(images)  # (N, 3, H, W) in [-1, 1] -> (N, classes, H, W) logits
+
+    def augment(self, images: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Random scale, pad and crop of each sample (:func:`scale_pad_crop`); images in [0, 1] on the way in."""
+        hp = self.hparams
+        pairs = [
+            scale_pad_crop(x, t, random_scale(hp.min_scale, hp.max_scale, hp.scale_step), hp.crop_size)
+            for x, t in zip(to_signed_unit(images), targets, strict=True)
+        ]
+        return torch.stack([x for x, _ in pairs]), torch.stack([t for _, t in pairs])
+
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        inputs, labels = self.augment(*batch)
+        loss = segmentation_loss(self(inputs), labels)
+        self.log("train/loss", loss, prog_bar=True)
+        self.log("train/lr", self.lr_schedulers().get_last_lr()[0])
+        return loss
+
+    def predict_labels(self, images: torch.Tensor) -> torch.Tensor:
+        """``(N, 3, H, W)`` images in [0, 1] -> ``(N, H, W)`` train ids, single scale at ``eval_size``."""
+        size = tuple(images.shape[-2:])
+        inputs = to_signed_unit(images)
+        if size != self.eval_size:
+            inputs = F.interpolate(inputs, size=self.eval_size, mode="bilinear", align_corners=True)
+        logits = self(inputs)
+        if tuple(logits.shape[-2:]) != size:
+            logits = F.interpolate(logits, size=size, mode="bilinear", align_corners=True)
+        return logits.argmax(dim=1)
+
+    def on_test_start(self) -> None:
+        from tasks.cityscapes.metric import CityscapesIoU
+
+        loaders = len(self.trainer.num_test_batches)
+        self.test_metrics = nn.ModuleList(CityscapesIoU(IGNORE_LABEL) for _ in range(loaders)).to(self.device)
+        self._written = [0] * loaders
+        if self.hparams.predictions_dir and self.trainer.world_size > 1:
+            raise HarnessError("predictions_dir: prediction PNGs are written by one device only (devices: 1)")
+
+    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
+        images, targets = batch
+        predictions = self.predict_labels(images)
+        self.test_metrics[dataloader_idx].update(predictions, targets)
+        if self.hparams.predictions_dir:
+            self.write_predictions(predictions, dataloader_idx)
+
+    def write_predictions(self, predictions: torch.Tensor, dataloader_idx: int = 0) -> None:
+        """One label-id PNG per image through the data module's ``write_prediction`` (test loaders are in order)."""
+        datamodule = self.trainer.datamodule
+        if not hasattr(datamodule, "write_prediction"):
+            raise HarnessError("predictions_dir: the data module has no write_prediction (use CityscapesDataModule)")
+        folder = Path(self.hparams.predictions_dir)
+        folder = folder / f"loader_{dataloader_idx}" if len(self.test_metrics) > 1 else folder
+        for prediction in predictions:
+            datamodule.write_prediction(folder, self._written[dataloader_idx], prediction)
+            self._written[dataloader_idx] += 1
+
+    def on_test_epoch_end(self) -> None:
+        for index, metric in enumerate(self.test_metrics):
+            suffix = f"/dataloader_idx_{index}" if len(self.test_metrics) > 1 else ""
+            for key, value in metric.compute().items():
+                self.log(f"test/{key}{suffix}", float(value), add_dataloader_idx=False)
+            metric.reset()
+
+    def configure_optimizers(self) -> dict:
+        hp = self.hparams
+        _, batch = global_batch(self.trainer)
+        total = max(1, int(self.trainer.estimated_stepping_batches))
+        groups = deeplab_l2_groups(self.model, hp.weight_decay)
+        optimizer = torch.optim.SGD(groups, lr=hp.lr * batch / hp.lr_batch_size, momentum=hp.momentum)
+
+        def factor(step: int) -> float:
+            """TF ``polynomial_decay`` to 0 at the last step with power ``lr_power`` (DeepLab's "poly" policy)."""
+            return (1.0 - min(step, total) / total) ** hp.lr_power
 
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

@@ -17,7 +17,7 @@ from harness.registry import load_object
 from harness.runner import load_config
 from reproductions.mobilenetv3 import REPRODUCTION
 from reproductions.mobilenetv3.model import mobilenetv3
-from reproductions.mobilenetv3.system import MobileNetV3System, SSDLiteSystem, parse_variant
+from reproductions.mobilenetv3.system import LRASPPSystem, MobileNetV3System, SSDLiteSystem, parse_variant
 
 CONFIGS = Path(__file__).resolve().parents[3] / "reproductions" / "mobilenetv3" / "configs"
 
@@ -88,7 +88,8 @@ def test_load_weights_safely(tmp_path):
 def test_configs_are_valid_for_the_runner_and_the_system(path):
     config = load_config(path, path.stem.split("-")[0])  # smoke-ssdlite.yaml is a variant of the smoke tier
     system_cls = load_object(config["system"]["class_path"])
-    assert system_cls is (SSDLiteSystem if path.stem.endswith("-ssdlite") else MobileNetV3System)
+    expected = {"ssdlite": SSDLiteSystem, "lraspp": LRASPPSystem}.get(path.stem.split("-")[-1], MobileNetV3System)
+    assert system_cls is expected
     inspect.signature(system_cls).bind(model=config["model"], **config["system"]["init_args"])
     data = config["data"]
     inspect.signature(load_object(data["class_path"])).bind(**data["init_args"])
