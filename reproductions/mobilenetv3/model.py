@@ -35,7 +35,8 @@ configuration (``feature_extractor.mobilenet_v3_{large,small}_seg`` with the mod
 - head on the 1/16 features: [1x1 conv (128) + BN + ReLU] x [avg-pool 49x49 stride (4, 5) -> 1x1 conv (128, bias)
   -> hard sigmoid -> bilinear upsampling], bilinear upsampling to 1/8, 1x1 conv to the classes; plus a 1x1 conv to
   the classes of the 1/8 low-level features (the depthwise output of the 3rd 40-channel block of Large, of the
-  88-channel block of Small); the sum is upsampled to the input size.
+  88-channel block of Small); the sum is upsampled to the input size. The pool window is the 769-px training crop at
+  the output stride (the release's ``scale_dimension(769, 1 / output_stride)``): 49x49 at 16, 25x25 at 32.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from reproductions.mobilenetv3.variants import (  # noqa: F401  (re-exported for
     ARCHITECTURES,
     CITYSCAPES_CLASSES,
     LOW_LEVEL_BLOCK,
+    POOLING_CROP,
     SEG_VARIANTS,
     VARIANTS,
     Architecture,
@@ -288,7 +290,8 @@ def lraspp(variant: str = "large-1.0-lraspp", num_classes: int = CITYSCAPES_CLAS
     if variant not in SEG_VARIANTS:
         raise ValueError(f"unknown MobileNetV3 LR-ASPP variant {variant!r}; known: {', '.join(SEG_VARIANTS)}")
     row = SEG_VARIANTS[variant]
-    return LRASPP(row.arch, num_classes, row.output_stride, row.head_channels)
+    pool_kernel = (POOLING_CROP - 1) // row.output_stride + 1  # 49 at output stride 16, 25 at 32
+    return LRASPP(row.arch, num_classes, row.output_stride, row.head_channels, pool_kernel)
 
 
 def count_params(module: nn.Module) -> int:

@@ -378,8 +378,8 @@ def scale_pad_crop(
 
 def segmentation_loss(logits: torch.Tensor, target: torch.Tensor, ignore_index: int = IGNORE_LABEL) -> torch.Tensor:
     """Softmax cross-entropy of ``(N, C, H, W)`` logits (already upsampled to the labels) against ``(N, H, W)`` train
-    ids, averaged over the pixels that are not ``ignore_index``; 0 when every pixel is ignored (TF's
-    ``SUM_BY_NONZERO_WEIGHTS`` reduction, which DeepLab's loss uses)."""
+    ids, averaged over the pixels that are not ``ignore_index``; 0 when every pixel is ignored (DeepLab's
+    ``utils/train_utils.py``: the summed pixel losses over the count of non-ignored pixels, ``_div_maybe_zero``)."""
     total = F.cross_entropy(logits, target, ignore_index=ignore_index, reduction="sum")
     return total / (target != ignore_index).sum().clamp(min=1)
 

@@ -160,6 +160,9 @@ SEG_VARIANTS: dict[str, SegVariant] = {
     "small-1.0-lraspp-os32-512x1024": SegVariant("small", output_stride=32, height=512, width=1024),
 }
 CITYSCAPES_CLASSES = 19
+# The LR-ASPP pool is sized from the training crop: the release's image_pooling_crop_size=769,769 gives
+# scale_dimension(769, 1 / output_stride) = (769 - 1) // output_stride + 1 = 49 at output stride 16, 25 at 32.
+POOLING_CROP = 769
 # Bneck (0-based row) whose depthwise output is the 1/8 low-level feature of LR-ASPP: the release's DeepLab decoder end
 # points 'layer_7/depthwise_output' (Large: the 3rd 40-channel block, 120 channels) and 'layer_4/depthwise_output'
 # (Small: the 88-channel block); layer_1 is the stem.

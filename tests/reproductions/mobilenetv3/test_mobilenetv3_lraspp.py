@@ -56,6 +56,12 @@ def test_parse_segmenter():
         parse_segmenter("mobilenetv3-small-1.0")
 
 
+def test_pool_window_is_the_769_crop_at_the_output_stride():
+    from reproductions.mobilenetv3.model import lraspp
+
+    assert lraspp("large-1.0-lraspp").pool_kernel == 49 and lraspp("small-1.0-lraspp-os32").pool_kernel == 25
+
+
 def test_loss_ignores_the_ignore_label():
     generator = torch.Generator().manual_seed(0)
     logits = torch.randn(2, 19, 4, 5, generator=generator, requires_grad=True)
