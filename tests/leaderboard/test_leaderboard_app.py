@@ -87,7 +87,7 @@ def test_paper_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> No
     )
     assert trend["layer"][0]["encoding"]["x"]["title"] == "config.system.init_args.hidden"
     assert list(zip(curve["x"], curve["y"], strict=True)) == [
-        (16, 94.8), (16, 95.0), (16, 95.2), (64, 96.5), (64, 96.8), (64, 97.0)
+        (16, 94.8), (20, 95.0), (24, 95.2), (64, 96.5), (80, 96.8), (96, 97.0)
     ]  # fmt: skip
     assert "Trend: test accuracy grows with the hidden width" in [s.value for s in at.subheader]
     at.selectbox(key="claim-detail").select("mlp-macs").run()

@@ -131,7 +131,7 @@ def test_runs_with_provenance_and_filters(leaderboard_db: Path) -> None:
 
 def test_trend_points_follow_the_rule(leaderboard_db: Path) -> None:
     points = queries.trend_points(leaderboard_db, TOY, "accuracy-grows-with-width")
-    assert list(points["x"]) == [16, 16, 16, 64, 64, 64]
+    assert list(points["x"]) == [16, 20, 24, 64, 80, 96]
     assert list(points["y"]) == [94.8, 95.0, 95.2, 96.5, 96.8, 97.0]
     assert queries.trend_points(leaderboard_db, TOY, "mlp-accuracy").empty
 
