@@ -48,7 +48,7 @@ REPRODUCTION = Reproduction(
     title="Attention Augmented Convolutional Networks",
     arxiv="1904.09925v1",
     package="reproductions.attention_augmented",
-    tasks=("imagenet-1k", "coco-detection"),
+    tasks=("imagenet-1k", "coco-detection", "fashion-mnist"),
     models=(
         *(_spec(depth, augmented) for depth in PAPER_DEPTHS for augmented in (False, True)),
         *(_detector(name) for name in DETECTORS),

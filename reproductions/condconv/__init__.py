@@ -23,6 +23,6 @@ REPRODUCTION = Reproduction(
     title="CondConv: Conditionally Parameterized Convolutions for Efficient Inference",
     arxiv="1904.04971v4",
     package="reproductions.condconv",
-    tasks=("imagenet-1k",),
+    tasks=("imagenet-1k", "fashion-mnist"),
     models=tuple(_spec(name, row.resolution) for name, row in ALL_VARIANTS.items()),
 )

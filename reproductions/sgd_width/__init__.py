@@ -9,7 +9,7 @@ REPRODUCTION = Reproduction(
     title="The Effect of Network Width on Stochastic Gradient Descent and Generalization: an Empirical Study",
     arxiv="1905.03776v1",
     package="reproductions.sgd_width",
-    tasks=(),
+    tasks=("fashion-mnist", "cifar-10"),
     models=tuple(
         ModelSpec(
             id=model_id(family, width, parameterization),

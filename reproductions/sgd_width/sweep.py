@@ -149,8 +149,8 @@ def train_run(run: dict[str, Any], work_dir: Path) -> tuple[str, dict[str, float
     import pytorch_lightning as pl
     import torch
 
-    from reproductions.sgd_width.data import ArrayDataModule
     from reproductions.sgd_width.system import Diverged, WidthSGDSystem
+    from tasks.fashion_mnist.data import ArrayDataModule
 
     _quiet()  # after Lightning's import, which sets its loggers to INFO
     c = run["config"]

@@ -32,7 +32,9 @@ def global_batch(trainer: pl.Trainer) -> tuple[float, int]:
     does."""
     trainer.fit_loop.setup_data()
     steps_per_epoch = max(1.0, trainer.num_training_batches / trainer.accumulate_grad_batches)
-    batch_size = getattr(trainer.train_dataloader, "batch_size", None)
+    loader = trainer.train_dataloader
+    # a loader of whole batches (``sampler=BatchSampler(...)``, ``batch_size=None``) states its size on its sampler
+    batch_size = getattr(loader, "batch_size", None) or getattr(getattr(loader, "sampler", None), "batch_size", None)
     if not batch_size:
         raise HarnessError("the learning rate is scaled by the batch size: the train loader has none")
     return steps_per_epoch, batch_size * trainer.world_size * trainer.accumulate_grad_batches

@@ -1,5 +1,5 @@
 """The budget tier's pair (ResNet-10 with and without attention augmentation on Fashion-MNIST): placement, comparable
-sizes, the data module's loaders and seed, one training step of the classifier system."""
+sizes, one training step of the classifier system."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import pytest
 import pytorch_lightning as pl
 import torch
 
-from reproductions.attention_augmented.data import FashionMNISTDataModule
 from reproductions.attention_augmented.model import AugmentedConv2d, build_budget
 from reproductions.attention_augmented.system import AttentionAugmentedSystem
-from reproductions.sgd_width.data import write_digits_idx
+from tasks.fashion_mnist.data import ArrayDataModule, write_digits_idx
 
 GOLDEN_PARAMS = {"resnet10-w16": 308_538, "aa-resnet10-w16": 294_246}
 
@@ -35,22 +34,9 @@ def test_the_pair_differs_only_by_augmentation_at_comparable_size():
     assert plain(x).shape == aa(x).shape == (2, 10)
 
 
-def test_data_module_loaders_and_seed(tmp_path):
-    write_digits_idx(tmp_path)  # the smoke copy of the IDX layout (scikit-learn's digits at 28 px)
-    data = FashionMNISTDataModule(dataset="digits", data_root=str(tmp_path), batch_size=32, train_size=200, seed=None)
-    pl.seed_everything(3)
-    data.setup("fit")
-    assert data.hparams.seed == 3  # the run's seed orders the batches
-    loader = data.train_dataloader()
-    assert loader.batch_size == 32 and len(loader) == 200 // 32  # drop_last
-    images, labels = next(iter(loader))
-    assert images.shape == (32, 1, 28, 28) and labels.dtype == torch.long
-    assert sum(len(y) for _, y in data.test_dataloader()) == 297  # every test image, once
-
-
 def test_one_training_step_of_the_budget_system(tmp_path):
     write_digits_idx(tmp_path)
-    data = FashionMNISTDataModule(dataset="digits", data_root=str(tmp_path), batch_size=32, train_size=64)
+    data = ArrayDataModule(dataset="digits", data_root=str(tmp_path), batch_size=32, train_size=64)
     torch.manual_seed(0)
     system = AttentionAugmentedSystem("aa-resnet10-w16", num_classes=10, image_size=28, lr=0.2, warmup_epochs=0.0)
     trainer = pl.Trainer(max_steps=1, accelerator="cpu", logger=False, enable_checkpointing=False,

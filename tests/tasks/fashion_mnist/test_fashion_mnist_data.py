@@ -1,4 +1,5 @@
-"""IDX reading and writing, the fixed class-balanced subset, pooling, and the Debian Fashion-MNIST files."""
+"""IDX reading and writing, the fixed class-balanced subset, pooling, the data module's loaders and seed, the scorer,
+and the Debian Fashion-MNIST files."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import pytorch_lightning as pl
+import torch
 
 from harness.errors import HarnessError
-from reproductions.sgd_width.data import (
+from tasks.fashion_mnist.data import (
     DEFAULT_ROOTS,
     ArrayDataModule,
     balanced_subset,
@@ -81,3 +84,54 @@ def test_cifar10_through_the_classification_task(tmp_path: Path):
     data.setup()
     x, y = next(iter(data.train_dataloader()))
     assert x.shape == (4, 3, 32, 32) and data.train_size == 20
+
+
+@pytest.fixture(scope="module")
+def idx_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fashion-layout")
+    write_digits_idx(root)  # digits written under Fashion-MNIST's IDX file names: same reader, seconds not minutes
+    return root
+
+
+def test_test_loader_serves_the_whole_test_split(idx_root: Path) -> None:
+    data = ArrayDataModule("digits", str(idx_root), batch_size=32, train_size=200, eval_batch_size=100)
+    data.verify()
+    data.setup()
+    images, labels = zip(*data.test_dataloader(), strict=True)
+    assert sum(len(y) for y in labels) == 297  # the digits' test split, every image once
+    assert images[0].shape[1:] == (1, 28, 28)
+
+
+def test_training_order_follows_the_run_seed_unless_fixed(idx_root: Path) -> None:
+    data = ArrayDataModule("digits", str(idx_root), batch_size=32, train_size=200)
+    data.setup()
+
+    def first_labels(seed: int) -> torch.Tensor:
+        pl.seed_everything(seed, verbose=False)
+        return next(iter(data.train_dataloader()))[1]
+
+    assert torch.equal(first_labels(0), first_labels(0))
+    assert not torch.equal(first_labels(0), first_labels(1))
+    assert all(len(y) == 32 for _, y in data.train_dataloader())  # last incomplete batch dropped
+    fixed = ArrayDataModule("digits", str(idx_root), batch_size=32, train_size=200, seed=5)
+    fixed.setup()
+    pl.seed_everything(0, verbose=False)
+    first = next(iter(fixed.train_dataloader()))[1]
+    pl.seed_everything(1, verbose=False)
+    assert torch.equal(first, next(iter(fixed.train_dataloader()))[1])
+
+
+def test_verify_names_the_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match="t10k-images-idx3-ubyte|train-images-idx3-ubyte"):
+        ArrayDataModule("fashion-mnist", str(tmp_path)).verify()
+
+
+def test_scorer_reads_the_dataset_folder_as_references(idx_root: Path, tmp_path: Path) -> None:
+    from tasks.fashion_mnist.score import score
+
+    _, labels = read_idx_split(idx_root, "test")
+    rows = ["id,prediction"] + [f"{i},{(int(y) + (i % 4 == 0)) % 10}" for i, y in enumerate(labels)]
+    (tmp_path / "predictions.csv").write_text("\n".join(rows) + "\n")
+    result = score(idx_root, tmp_path / "predictions.csv")
+    assert result["top1"] == pytest.approx(100 * sum(i % 4 != 0 for i in range(len(labels))) / len(labels))
+    assert result["error"] == pytest.approx(100 - result["top1"])

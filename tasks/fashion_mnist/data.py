@@ -1,16 +1,18 @@
-"""Data for the SGD width study: Fashion-MNIST / MNIST in their distributed IDX files, scikit-learn's digits, and
-CIFAR-10 through ``tasks.classification``; held in memory and served as a Lightning data module.
+"""Fashion-MNIST (and MNIST, scikit-learn's digits) in their distributed IDX files, held in memory and served as a
+Lightning data module; the data of the budget tiers (the SGD width study, CondConv's and AA's small-scale deltas).
 
 IDX (LeCun et al., http://yann.lecun.com/exdb/mnist/, the format Fashion-MNIST re-uses; Xiao, Rasul & Vollgraf,
 arXiv 1708.07747): a big-endian header of two zero bytes, a type code (0x08 ubyte, 0x09 byte, 0x0B int16, 0x0C int32,
 0x0D float32, 0x0E float64) and the number of dimensions, then one uint32 per dimension, then the values in row-major
 order. Files may be gzip-compressed (``.gz``), as the Debian package ``dataset-fashion-mnist`` ships them under
 ``/usr/share/datasets/fashion-mnist``: ``train-images-idx3-ubyte`` (60,000 x 28 x 28), ``train-labels-idx1-ubyte``,
-``t10k-images-idx3-ubyte`` (10,000) and ``t10k-labels-idx1-ubyte``.
+``t10k-images-idx3-ubyte`` (10,000) and ``t10k-labels-idx1-ubyte``. CIFAR-10 is read through
+``tasks.classification`` for the SGD study's ResNets.
 
-The sweep trains on a fixed subset of ``train_size`` training images, the same for every run (class-balanced,
-drawn with ``numpy.random.default_rng(0)``), since the noise scale is defined by the training-set size ``N``.
-Pixels are scaled to [0, 1] and standardised by the subset's mean and standard deviation (one scalar each).
+A run trains on a fixed subset of ``train_size`` training images, the same for every run and seed (class-balanced,
+drawn with ``numpy.random.default_rng(0)``; the SGD study's noise scale is defined by the training-set size ``N``).
+Pixels are scaled to [0, 1] and standardised by the subset's mean and standard deviation (one scalar each). Example
+ids are 0-based positions in the split, as the scorer's references (``tasks.fashion_mnist.score``).
 """
 
 from __future__ import annotations
@@ -194,9 +196,10 @@ class TensorBatches(Dataset):
 
 class ArrayDataModule(pl.LightningDataModule):
     """In-memory train subset and test set. Training batches are drawn without replacement in a fresh random order
-    every epoch (``seed`` fixes it) and the last incomplete batch is dropped, so every step uses exactly
-    ``batch_size`` examples; the validation loader serves the test set (the paper defines the optimum by test
-    accuracy)."""
+    every epoch and the last incomplete batch is dropped, so every step uses exactly ``batch_size`` examples.
+    ``seed`` fixes that order; ``None`` takes the run's seed (the one the runner gave ``pl.seed_everything``), so
+    seeds differ in batch order as well as in initialisation. The validation and test loaders both serve the test
+    set: these datasets have no validation split, and the SGD study defines its optimum by test accuracy."""
 
     def __init__(
         self,
@@ -206,7 +209,7 @@ class ArrayDataModule(pl.LightningDataModule):
         train_size: int | None = 10_000,
         test_size: int | None = None,
         eval_batch_size: int = 1000,
-        seed: int = 0,
+        seed: int | None = None,
         pool: int = 1,
     ) -> None:
         super().__init__()
@@ -227,13 +230,26 @@ class ArrayDataModule(pl.LightningDataModule):
     def train_size(self) -> int:
         return len(self.y_train)
 
+    def verify(self) -> None:
+        """Both splits' files are there and readable (errors name the file)."""
+        hp = self.hparams
+        for split in IDX_FILES:
+            load_split(hp.dataset, split, hp.data_root)
+
     def train_dataloader(self) -> DataLoader:
-        generator = torch.Generator().manual_seed(self.hparams.seed)
+        run_seed = self.hparams.seed is None
+        generator = torch.Generator().manual_seed(torch.initial_seed() if run_seed else self.hparams.seed)
         data = TensorBatches(self.x_train, self.y_train)
         batches = BatchSampler(RandomSampler(data, generator=generator), self.hparams.batch_size, drop_last=True)
-        return DataLoader(data, sampler=batches, batch_size=None)
+        # With the run's seed the loader also takes the generator, as ``DataLoader(shuffle=True, generator=...)``
+        # does (it draws its worker base seed from it first): the order the CondConv and AA budget runs were
+        # measured with. A fixed ``seed`` (the SGD sweep) leaves the loader on the global generator.
+        return DataLoader(data, sampler=batches, batch_size=None, generator=generator if run_seed else None)
 
     def val_dataloader(self) -> DataLoader:
         data = TensorBatches(self.x_test, self.y_test)
         batches = BatchSampler(SequentialSampler(data), self.hparams.eval_batch_size, drop_last=False)
         return DataLoader(data, sampler=batches, batch_size=None)
+
+    def test_dataloader(self) -> DataLoader:
+        return self.val_dataloader()
