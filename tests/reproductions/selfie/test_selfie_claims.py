@@ -7,7 +7,7 @@ import yaml
 
 from harness import registry
 from harness.claims import registered_claims
-from tests.test_nasfpn_claims import producible
+from tests.claims_check import producible
 
 
 def test_every_claim_is_producible() -> None:
