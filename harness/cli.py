@@ -115,7 +115,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def _report_ingest(result: Any) -> int:
     for error in result.errors:
         print(f"harness: error: {error}", file=sys.stderr)
-    print(f"ingested: {len(result.added)} new record(s) stored; database holds {result.total} run(s)", file=sys.stderr)
+    copied = f"; {len(result.added)} record file(s) copied in" if result.added else ""
+    print(f"ingested: the database holds {result.total} run(s) of results/runs/{copied}", file=sys.stderr)
     return 1 if result.errors else 0
 
 
