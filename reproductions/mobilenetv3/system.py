@@ -39,7 +39,7 @@ from reproductions.efficientnet.system import RMSpropTF, learning_rate, load_wei
 from reproductions.mobilenetv3.model import BN_MOMENTUM, DROPOUT, VARIANTS, lraspp, mobilenetv3
 from reproductions.mobilenetv3.ssdlite import generate_anchors, match_anchors, postprocess, ssd_loss, ssdlite
 from reproductions.mobilenetv3.variants import CITYSCAPES_CLASSES, DET_VARIANTS, SEG_VARIANTS
-from reproductions.nas_fpn.system import RetinaNetSystem
+from tasks.coco.steps import CocoTestSteps
 from tasks.imagenet.metric import accuracy_metrics
 from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
 
@@ -209,7 +209,7 @@ def resize_to_square(
     return resized * 2.0 - 1.0, boxes * boxes.new_tensor([scale[0], scale[1], scale[0], scale[1]]), scale
 
 
-class SSDLiteSystem(pl.LightningModule):
+class SSDLiteSystem(CocoTestSteps, pl.LightningModule):
     """SSDLite + MobileNetV3 trained with the release's COCO recipe and scored by pycocotools.
 
     Recipe (``ssdlite_mobilenet_v3_{large,small}_320x320_coco.config``): 320 x 320 inputs, random horizontal flip
@@ -288,11 +288,6 @@ class SSDLiteSystem(pl.LightningModule):
             det["boxes"][:, 0::2] = det["boxes"][:, 0::2].clamp(0, width)
             det["boxes"][:, 1::2] = det["boxes"][:, 1::2].clamp(0, height)
         return detections
-
-    # The COCO test protocol (one pycocotools metric per test loader, harness metric names) is the NAS-FPN system's.
-    on_test_start = RetinaNetSystem.on_test_start
-    test_step = RetinaNetSystem.test_step
-    on_test_epoch_end = RetinaNetSystem.on_test_epoch_end
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams

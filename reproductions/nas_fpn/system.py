@@ -32,11 +32,11 @@ from reproductions.attention_augmented.system import load_state
 from reproductions.nas_fpn.model import build
 from reproductions.nas_fpn.retinanet import generate_anchors, match_anchors, postprocess, retinanet_loss
 from reproductions.nas_fpn.variants import DETECTORS, NUM_CLASSES
+from tasks.coco.steps import CocoTestSteps
 from tasks.imagenet.steps import global_batch
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
-METRIC_NAMES = {"AP": "ap", "AP50": "ap50", "AP75": "ap75", "APs": "aps", "APm": "apm", "APl": "apl"}
 DECAY_POINTS = (60_000 / 90_000, 80_000 / 90_000)
 
 
@@ -83,7 +83,7 @@ def set_bn(module: nn.Module, momentum: float, eps: float) -> None:
             m.momentum, m.eps = momentum, eps
 
 
-class RetinaNetSystem(pl.LightningModule):
+class RetinaNetSystem(CocoTestSteps, pl.LightningModule):
     """RetinaNet + NAS-FPN / FPN trained with the official detection recipe and scored by pycocotools."""
 
     def __init__(
@@ -159,24 +159,6 @@ class RetinaNetSystem(pl.LightningModule):
             det["boxes"][:, 0::2] = det["boxes"][:, 0::2].clamp(0, width)
             det["boxes"][:, 1::2] = det["boxes"][:, 1::2].clamp(0, height)
         return detections
-
-    def on_test_start(self) -> None:
-        from tasks.coco.metric import CocoDetectionMetric
-
-        loaders = len(self.trainer.num_test_batches)
-        self.test_metrics = nn.ModuleList(CocoDetectionMetric() for _ in range(loaders)).to(self.device)
-
-    def test_step(self, batch: tuple[list[torch.Tensor], list[dict]], batch_idx: int, dataloader_idx: int = 0) -> None:
-        images, targets = batch
-        self.test_metrics[dataloader_idx].update(self.detect(images), targets)
-
-    def on_test_epoch_end(self) -> None:
-        for index, metric in enumerate(self.test_metrics):
-            values = metric.compute()
-            suffix = f"/dataloader_idx_{index}" if len(self.test_metrics) > 1 else ""
-            for key, name in METRIC_NAMES.items():
-                self.log(f"test/{name}{suffix}", float(values[key]), add_dataloader_idx=False)
-            metric.reset()
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams
