@@ -7,11 +7,6 @@ import yaml
 
 from harness import registry
 from harness.claims import registered_claims
-from tests.claims_check import producible
-
-
-def test_every_claim_is_producible() -> None:
-    assert [claim.id for claim in registered_claims("selfie") if not producible(claim)] == []
 
 
 def test_the_default_full_run_is_the_setting_of_the_imagenet_claims() -> None:
