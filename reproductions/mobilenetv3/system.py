@@ -39,7 +39,7 @@ from reproductions.efficientnet.system import RMSpropTF, learning_rate, load_wei
 from reproductions.mobilenetv3.model import BN_MOMENTUM, DROPOUT, VARIANTS, lraspp, mobilenetv3
 from reproductions.mobilenetv3.ssdlite import generate_anchors, match_anchors, postprocess, ssd_loss, ssdlite
 from reproductions.mobilenetv3.variants import CITYSCAPES_CLASSES, DET_VARIANTS, SEG_VARIANTS
-from tasks.coco.steps import CocoTestSteps
+from tasks.coco.steps import CocoTestSteps, to_image_pixels
 from tasks.imagenet.metric import accuracy_metrics
 from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
 
@@ -282,12 +282,7 @@ class SSDLiteSystem(CocoTestSteps, pl.LightningModule):
         outputs = self(inputs)
         slots = self.hparams.num_classes
         detections = postprocess(outputs[..., :slots], outputs[..., slots:], self.anchors)
-        for det, image, (sx, sy) in zip(detections, images, scales, strict=True):
-            height, width = image.shape[-2:]
-            det["boxes"] = det["boxes"] / det["boxes"].new_tensor([sx, sy, sx, sy])
-            det["boxes"][:, 0::2] = det["boxes"][:, 0::2].clamp(0, width)
-            det["boxes"][:, 1::2] = det["boxes"][:, 1::2].clamp(0, height)
-        return detections
+        return to_image_pixels(detections, images, scales)
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams

@@ -32,7 +32,7 @@ from reproductions.attention_augmented.system import load_state
 from reproductions.nas_fpn.model import build
 from reproductions.nas_fpn.retinanet import generate_anchors, match_anchors, postprocess, retinanet_loss
 from reproductions.nas_fpn.variants import DETECTORS, NUM_CLASSES
-from tasks.coco.steps import CocoTestSteps
+from tasks.coco.steps import CocoTestSteps, to_image_pixels
 from tasks.imagenet.steps import global_batch
 
 MEAN = (0.485, 0.456, 0.406)
@@ -153,12 +153,7 @@ class RetinaNetSystem(CocoTestSteps, pl.LightningModule):
         outputs = self(inputs)
         num_classes = self.hparams.num_classes
         detections = postprocess(outputs[..., :num_classes], outputs[..., num_classes:], self.anchors)
-        for det, image, scale in zip(detections, images, scales, strict=True):
-            height, width = image.shape[-2:]
-            det["boxes"] = det["boxes"] / scale
-            det["boxes"][:, 0::2] = det["boxes"][:, 0::2].clamp(0, width)
-            det["boxes"][:, 1::2] = det["boxes"][:, 1::2].clamp(0, height)
-        return detections
+        return to_image_pixels(detections, images, scales)
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams

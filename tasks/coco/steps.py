@@ -13,6 +13,20 @@ from torch import nn
 METRIC_NAMES = {"AP": "ap", "AP50": "ap50", "AP75": "ap75", "APs": "aps", "APm": "apm", "APl": "apl"}
 
 
+def to_image_pixels(
+    detections: list[dict[str, torch.Tensor]], images: list[torch.Tensor], scales: list[float | tuple[float, float]]
+) -> list[dict[str, torch.Tensor]]:
+    """Detections on the resized network input back in each image's own pixels: boxes divided by the resize scale
+    (one factor, or ``(sx, sy)`` for a resize that does not keep the aspect ratio) and clipped to the image."""
+    for det, image, scale in zip(detections, images, scales, strict=True):
+        height, width = image.shape[-2:]
+        sx, sy = scale if isinstance(scale, tuple) else (scale, scale)
+        det["boxes"] = det["boxes"] / det["boxes"].new_tensor([sx, sy, sx, sy])
+        det["boxes"][:, 0::2] = det["boxes"][:, 0::2].clamp(0, width)
+        det["boxes"][:, 1::2] = det["boxes"][:, 1::2].clamp(0, height)
+    return detections
+
+
 class CocoTestSteps:
     def detect(self, images: list[torch.Tensor]) -> list[dict[str, torch.Tensor]]:
         raise NotImplementedError
