@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -22,6 +22,16 @@ from harness.errors import HarnessError
 REPRODUCTIONS_GROUP = "harness.reproductions"
 TASKS_GROUP = "harness.tasks"
 TIERS = ("arch", "smoke", "budget", "full", "weights")
+
+
+def model_variant(model: str, variants: Collection[str], family: str, prefix: str = "") -> str:
+    """The variant a model id names (``"efficientnet-b3"`` -> ``"b3"`` with ``prefix="efficientnet-"``); an id
+    without the prefix or with an unknown variant is an error naming every known id of ``family``."""
+    variant = model.removeprefix(prefix)
+    if not model.startswith(prefix) or variant not in variants:
+        known = ", ".join(prefix + v for v in variants)
+        raise HarnessError(f"unknown {family} model id {model!r}; known: {known}")
+    return variant
 
 
 def load_object(target: str) -> Any:

@@ -18,6 +18,7 @@ from pathlib import Path
 from torch import nn
 
 from harness.errors import HarnessError
+from harness.registry import model_variant
 from reproductions.attention_augmented.model import build_detector, relative_offsets_table
 from reproductions.attention_augmented.system import load_state, read_state
 from reproductions.attention_augmented.variants import DETECTION_NUM_CLASSES, DETECTORS
@@ -29,9 +30,7 @@ RELATIVE_TABLES = ("rel_height", "rel_width")
 
 
 def parse_detector(model: str) -> str:
-    if model not in DETECTORS:
-        raise HarnessError(f"unknown attention-augmented detector {model!r}; known: {', '.join(DETECTORS)}")
-    return model
+    return model_variant(model, DETECTORS, "attention-augmented detector")
 
 
 def load_backbone(backbone: nn.Module, path: str | Path) -> None:

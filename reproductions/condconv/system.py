@@ -13,17 +13,14 @@ from __future__ import annotations
 
 from torch import nn
 
-from harness.errors import HarnessError
+from harness.registry import model_variant
 from reproductions.condconv.model import build
 from reproductions.condconv.variants import ALL_VARIANTS
 from reproductions.mobilenetv3.system import MobileNetV3System
 
 
 def check_model(model: str) -> str:
-    if model not in ALL_VARIANTS:
-        known = ", ".join(ALL_VARIANTS)
-        raise HarnessError(f"unknown CondConv model id {model!r}; known: {known}")
-    return model
+    return model_variant(model, ALL_VARIANTS, "CondConv")
 
 
 class CondConvSystem(MobileNetV3System):

@@ -37,6 +37,7 @@ from pytorch_lightning.callbacks import Callback, WeightAveraging
 from torch import nn
 
 from harness.errors import HarnessError
+from harness.registry import model_variant
 from reproductions.efficientnet.model import BN_MOMENTUM, SURVIVAL_PROB, VARIANTS, efficientnet
 from tasks.imagenet.metric import accuracy_metrics
 from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
@@ -46,11 +47,7 @@ MODEL_PREFIX = "efficientnet-"
 
 def parse_variant(model: str) -> str:
     """``"efficientnet-b3"`` -> ``"b3"``; anything else is an error naming the known ids."""
-    variant = model.removeprefix(MODEL_PREFIX)
-    if not model.startswith(MODEL_PREFIX) or variant not in VARIANTS:
-        known = ", ".join(MODEL_PREFIX + v for v in VARIANTS)
-        raise HarnessError(f"unknown EfficientNet model id {model!r}; known: {known}")
-    return variant
+    return model_variant(model, VARIANTS, "EfficientNet", MODEL_PREFIX)
 
 
 def learning_rate(

@@ -34,6 +34,7 @@ from pytorch_lightning.callbacks import Callback, WeightAveraging
 from torch import nn
 
 from harness.errors import HarnessError
+from harness.registry import model_variant
 from reproductions.attention_augmented.system import load_state
 from reproductions.efficientnet.system import RMSpropTF, learning_rate, load_weights, tf_ema_avg_fn
 from reproductions.mobilenetv3.model import BN_MOMENTUM, DROPOUT, VARIANTS, lraspp, mobilenetv3
@@ -48,11 +49,7 @@ MODEL_PREFIX = "mobilenetv3-"
 
 def parse_variant(model: str) -> str:
     """``"mobilenetv3-small-0.75"`` -> ``"small-0.75"``; other ids (segmentation ones included) are an error."""
-    variant = model.removeprefix(MODEL_PREFIX)
-    if not model.startswith(MODEL_PREFIX) or variant not in VARIANTS:
-        known = ", ".join(MODEL_PREFIX + v for v in VARIANTS)
-        raise HarnessError(f"unknown MobileNetV3 classification model id {model!r}; known: {known}")
-    return variant
+    return model_variant(model, VARIANTS, "MobileNetV3 classification", MODEL_PREFIX)
 
 
 def set_bn_momentum(module: nn.Module, momentum: float) -> None:
@@ -144,11 +141,7 @@ CROP_ATTEMPTS = 100
 
 def parse_detector(model: str) -> str:
     """``"mobilenetv3-small-1.0-ssdlite"`` -> ``"small-1.0-ssdlite"``; other ids are an error."""
-    variant = model.removeprefix(MODEL_PREFIX)
-    if not model.startswith(MODEL_PREFIX) or variant not in DET_VARIANTS:
-        known = ", ".join(MODEL_PREFIX + v for v in DET_VARIANTS)
-        raise HarnessError(f"unknown MobileNetV3 SSDLite model id {model!r}; known: {known}")
-    return variant
+    return model_variant(model, DET_VARIANTS, "MobileNetV3 SSDLite", MODEL_PREFIX)
 
 
 def box_coverage(window: torch.Tensor, boxes: torch.Tensor) -> torch.Tensor:
@@ -315,11 +308,7 @@ IGNORE_LABEL = 255  # train id of every label the Cityscapes benchmark ignores (
 
 def parse_segmenter(model: str) -> str:
     """``"mobilenetv3-small-1.0-lraspp"`` -> ``"small-1.0-lraspp"``; other ids are an error."""
-    variant = model.removeprefix(MODEL_PREFIX)
-    if not model.startswith(MODEL_PREFIX) or variant not in SEG_VARIANTS:
-        known = ", ".join(MODEL_PREFIX + v for v in SEG_VARIANTS)
-        raise HarnessError(f"unknown MobileNetV3 LR-ASPP model id {model!r}; known: {known}")
-    return variant
+    return model_variant(model, SEG_VARIANTS, "MobileNetV3 LR-ASPP", MODEL_PREFIX)
 
 
 def to_signed_unit(images: torch.Tensor) -> torch.Tensor:

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from harness.errors import HarnessError
+from harness.registry import model_variant
 from reproductions.attention_augmented.system import load_state
 from reproductions.nas_fpn.model import build
 from reproductions.nas_fpn.retinanet import generate_anchors, match_anchors, postprocess, retinanet_loss
@@ -41,9 +41,7 @@ DECAY_POINTS = (60_000 / 90_000, 80_000 / 90_000)
 
 
 def parse_model(model: str) -> str:
-    if model not in DETECTORS:
-        raise HarnessError(f"unknown NAS-FPN model id {model!r}; known: {', '.join(DETECTORS)}")
-    return model
+    return model_variant(model, DETECTORS, "NAS-FPN")
 
 
 def resize_and_pad(

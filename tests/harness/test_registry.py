@@ -91,3 +91,13 @@ def test_cli_error_for_duplicate_is_one_line(toy_site: Path, tmp_path: Path) -> 
     done = harness_cli("list", cwd=tmp_path, site=toy_site)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "duplicate" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_model_variant_strips_the_prefix_and_names_known_ids() -> None:
+    assert registry.model_variant("efficientnet-b3", ("b0", "b3"), "EfficientNet", "efficientnet-") == "b3"
+    assert registry.model_variant("nasfpn-x", ("nasfpn-x",), "NAS-FPN") == "nasfpn-x"
+    for bad in ("efficientnet-b9", "b3"):  # unknown variant; known variant without the prefix
+        with pytest.raises(
+            HarnessError, match=rf"unknown EfficientNet model id '{bad}'; known: efficientnet-b0, efficientnet-b3"
+        ):
+            registry.model_variant(bad, ("b0", "b3"), "EfficientNet", "efficientnet-")
