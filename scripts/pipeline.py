@@ -194,10 +194,10 @@ def stage(paper: str) -> int:
     from harness import registry
 
     harness = str(Path(sys.executable).parent / "harness")  # the venv's, whichever python runs this script
-    configs = registry.reproduction(paper).root / "configs"
-    configs = _relative(configs) or configs
+    folder = registry.reproduction(paper).root / "configs"
+    configs = Path(_relative(folder) or folder)  # relative to the repository root, as the printed commands read
     runs = []
-    for tier, argv in tier_commands(paper, params, harness, Path(configs)):
+    for tier, argv in tier_commands(paper, params, harness, configs):
         shown = shlex.join([HARNESS, *argv[1:]])
         print(f"+ {shown}", flush=True)
         done = subprocess.run(argv, stdout=subprocess.PIPE, text=True)

@@ -15,9 +15,7 @@ import yaml
 
 from harness import registry
 from harness.claims import Claim
-
-JUDGING_TIERS = {"arch": {"arch"}, "scalar": {"full", "weights"}, "delta": {"full", "weights", "budget"}}
-JUDGING_TIERS["trend"] = JUDGING_TIERS["delta"]
+from harness.verdicts import JUDGING_TIERS
 
 
 def _has_key(config: dict[str, Any], dotted: str) -> bool:
