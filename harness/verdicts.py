@@ -186,9 +186,10 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     import numpy as np
     from scipy import stats
 
-    rho = float(stats.spearmanr(xs, ys).statistic)
+    result = stats.spearmanr(xs, ys)
+    rho = float(result.statistic)
     if len(xs) > EXACT_SPEARMAN_MAX:
-        return rho, float(stats.spearmanr(xs, ys).pvalue)
+        return rho, float(result.pvalue)
     rx, ry = stats.rankdata(xs), stats.rankdata(ys)
     if np.ptp(rx) == 0 or np.ptp(ry) == 0:
         return rho, float("nan")
