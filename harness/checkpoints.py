@@ -48,17 +48,19 @@ def save_state(state: Mapping[str, torch.Tensor], runs_dir: Path) -> dict[str, s
 
 
 def load_state(sha256: str, runs_dir: Path, source: str) -> dict[str, torch.Tensor]:
-    """The tensors of checkpoint ``sha256``, after checking the file's hash; ``source`` says who named it."""
+    """The tensors of checkpoint ``sha256``, after checking the file's hash; ``source`` says where the hash is from
+    (e.g. ``the checkpoint_sha256 of run <id>``)."""
     from safetensors.torch import load_file
 
     path = checkpoint_path(sha256, runs_dir)
     if not path.is_file():
-        raise HarnessError(f"{path}: checkpoint missing (expected sha256 {sha256}, named by {source})")
+        raise HarnessError(
+            f"{path}: checkpoint missing (expected sha256 {sha256}: {source}); to make it again, move that run's "
+            f"record out of {runs_dir}/ and run its stage again"
+        )
     actual = file_sha256(path)
     if actual != sha256:
-        raise HarnessError(
-            f"{path}: checkpoint sha256 does not match: expected {sha256} (named by {source}), actual {actual}"
-        )
+        raise HarnessError(f"{path}: checkpoint sha256 does not match: expected {sha256} ({source}), actual {actual}")
     return load_file(path)
 
 

@@ -264,7 +264,7 @@ def _load_parent(system: Any, init_from: dict[str, Any], runs_dir: Path) -> None
     from harness.checkpoints import checkpoint_path, load_into, load_state
 
     sha256, parent = init_from["checkpoint_sha256"], init_from["run"]
-    state = load_state(sha256, runs_dir, f"init_from of the run starting from {parent}")
+    state = load_state(sha256, runs_dir, f"the checkpoint_sha256 of run {parent}")
     load_into(system, state, init_from.get("prefixes"), f"{checkpoint_path(sha256, runs_dir)} (run {parent})")
 
 

@@ -87,7 +87,7 @@ def test_the_child_starts_from_the_parents_weights_and_a_tampered_checkpoint_fai
     assert str(err.value).startswith(f"{stored}: checkpoint sha256 does not match: expected {expected}")
     assert str(err.value).endswith(f"actual {actual}") and "\n" not in str(err.value)
     stored.unlink()
-    with pytest.raises(HarnessError, match=f"{stored}: checkpoint missing \\(expected sha256 {expected}"):
+    with pytest.raises(HarnessError, match=f"{stored}: checkpoint missing \\(expected sha256 {expected}: the check"):
         _run(FINETUNE, runs)
     assert len(list(runs.glob("*.json"))) == 3  # no record of a child that could not load its weights
 
