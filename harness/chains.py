@@ -21,7 +21,7 @@ from typing import Any
 from harness.checkpoints import SHA_ARTIFACT
 from harness.errors import HarnessError
 from harness.records import RUN_ID_PATTERN, read_record, record_path
-from harness.registry import Reproduction
+from harness.registry import TIERS, Reproduction
 from harness.runner import load_config, plan, resolve_config, run_training
 
 INIT_FROM_KEYS = {"run", "config", "tier", "model", "seed", "prefixes"}
@@ -45,8 +45,13 @@ def check_init_from(path: Path, spec: Any) -> None:
         raise HarnessError(f"{where}.run': {spec['run']!r} is not a run id")
     if "run" in spec and set(spec) & {"tier", "model", "seed"}:
         raise HarnessError(f"{where}': 'tier', 'model' and 'seed' describe a parent named by 'config', not by 'run'")
-    if not isinstance(spec.get("config", ""), str) or not isinstance(spec.get("seed", 0), int):
-        raise HarnessError(f"{where}': 'config' is a file name and 'seed' an integer")
+    if (
+        not all(isinstance(spec.get(key, ""), str) for key in ("config", "model"))
+        or type(spec.get("seed", 0)) is not int
+    ):
+        raise HarnessError(f"{where}': 'config' is a file name, 'model' a model id and 'seed' an integer")
+    if spec.get("tier", "smoke") not in TIERS[1:]:
+        raise HarnessError(f"{where}.tier': {spec['tier']!r} is not one of {', '.join(TIERS[1:])}")
     prefixes = spec.get("prefixes", ["all"])
     if not (isinstance(prefixes, list) and prefixes and all(isinstance(p, str) and p for p in prefixes)):
         raise HarnessError(f"{where}.prefixes' is a non-empty list of tensor-name prefixes (or absent: every tensor)")
@@ -98,19 +103,20 @@ def _parent_by_config(
         raise HarnessError(f"{where}: {parent_path} does not exist")
     if parent_path.resolve() in seen:
         raise HarnessError(f"{where}: {parent_path} starts a cycle of init_from (a stage cannot build on itself)")
-    tier = spec.get("tier", child["tier"])
+    tier, seed = spec.get("tier", child["tier"]), spec.get("seed", child["seed"])
     config = load_config(parent_path, tier)
     if config.get("save_checkpoint") is not True:
         raise HarnessError(f"{where}: {parent_path} saves no checkpoint: add `save_checkpoint: true` to it")
-    seed = spec.get("seed", child["seed"])
     resolved = resolve_config(config, tier, spec.get("model"), seed, None)
-    repro.model(resolved["model"])  # an unknown model id fails before anything runs
+    if resolved["model"] not in repro.model_ids():
+        raise HarnessError(f"{where}: {repro.id!r} has no model {resolved['model']!r}; it has: {repro.model_ids()}")
     resolved = resolve_parents(repro, parent_path, resolved, runs_dir, seen)
     first = plan(repro, resolved)[0]
     if not record_path(first.run_id, runs_dir).is_file():
         argv = ["harness", "run", repro.id, "--tier", tier, "--config", str(parent_path), "--seed", str(seed)]
-        argv += ["--model", spec["model"]] if "model" in spec else []
-        print(f"harness: {path.name} starts from a stage that has not run; running it first: {shlex.join(argv)}",
-              file=sys.stderr)  # fmt: skip
+        command = shlex.join(argv + (["--model", spec["model"]] if "model" in spec else []))
+        print(
+            f"harness: {path.name} starts from a stage that has not run; running it first: {command}", file=sys.stderr
+        )
         run_training(repro, resolved, runs_dir)
     return _recorded_parent(first.run_id, runs_dir, where)
