@@ -139,3 +139,19 @@ def test_bad_init_from_is_named_before_anything_runs(toy: Path, init_from: dict,
 def test_resolving_needs_a_recorded_parent() -> None:
     with pytest.raises(HarnessError, match="init_from is not resolved"):
         chains.identity({"config": "smoke-pretrain.yaml"})
+
+
+def test_a_three_stage_chain_runs_its_stages_in_order(toy: Path, capsys: pytest.CaptureFixture) -> None:
+    """ULMFiT's shape: pre-train, fine-tune the language model, then the classifier; only the last one is asked for."""
+    middle = _variant(toy, "middle.yaml", save_checkpoint=True, trainer={"max_epochs": 1, "logger": False})
+    last = _variant(toy, "last.yaml", fit=False, init_from={"config": "middle.yaml"})
+    (last_path,) = _run(last, toy / "runs")
+    said = [line for line in capsys.readouterr().err.splitlines() if "running it first" in line]
+    assert [line.split(": ", 1)[1].split(" starts")[0] for line in said] == ["middle.yaml", "last.yaml"]
+    assert said[0].endswith(f"--config {PRETRAIN} --seed 0") and said[1].endswith(f"--config {middle} --seed 0")
+    child = read_record(last_path)
+    parent = read_record(toy / "runs" / f"{child.parents[0]}.json")
+    grandparent = read_record(toy / "runs" / f"{parent.parents[0]}.json")
+    assert grandparent.config["save_checkpoint"] and grandparent.parents == [] and len(list(toy.glob("runs/*"))) == 3
+    assert child.config["init_from"]["checkpoint_sha256"] == parent.artifacts["checkpoint_sha256"]
+    assert child.metrics == parent.metrics  # evaluated with the middle stage's weights, every tensor loaded
