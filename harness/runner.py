@@ -2,7 +2,8 @@
 
 The ``arch`` tier needs no config: every model of the paper is profiled (see harness.profile). Every other
 tier reads ``configs/<tier>.yaml`` (layout in docs/plugins.md). Run ids are computed before anything runs,
-so a run whose records already exist is recognised and skipped.
+so a run whose records already exist is recognised and skipped. A config's ``init_from`` starts the run from an
+earlier stage's checkpoint (harness.chains resolves it, running that stage first when it has not run).
 """
 
 from __future__ import annotations
