@@ -1,0 +1,297 @@
+"""Lightning data modules over the built Debian corpora (see ``tasks.debian_corpora`` and docs/corpora.md).
+
+- :class:`DebianLMDataModule` reads ``wiki.{train,valid,test}.tokens`` (WikiText-103's layout, so it reads
+  WikiText-103 itself too). Each line's tokens and an ``<eos>`` make the stream (as the scorer counts them); the
+  vocabulary is the training stream's tokens, most frequent first (ties by the token), ``<eos>`` and ``<unk>``
+  included. Batches are ``(inputs, targets)``, long ``(batch_size, bptt)``: the stream cut into ``batch_size``
+  equal rows (the remainder dropped) and read ``bptt`` columns at a time, targets one token ahead, in order (no
+  shuffling: a recurrent model may carry its state across batches). ``train_tokens`` keeps only the first so many
+  training tokens (a budget run's cap; the data hash still names the whole corpus, and the cap is in the config).
+- :class:`DebianTextDataModule` reads a classification corpus (``wordnet-lexname``, ``fortune-category``) in
+  Zhang et al.'s CSV layout with ``tasks.text_classification.data.read_zhang_csv`` (ids = 0-based row numbers,
+  labels = 0-based class indices, class names from ``classes.txt``). ``per_class = N`` keeps N training examples
+  of every class (all of a smaller class), drawn by seed as :mod:`tasks.imagenet.subsets` draws ImageNet's
+  few-label subsets: within each class the ids are ranked by ``sha256("<seed>:<id>")`` and the first N kept, so
+  subsets with one seed are nested (N=10 lies inside N=20). Batches are ``(texts, labels)`` (or
+  ``(tokenizer(texts), labels)``), as ``tasks.text_classification`` serves them. The validation and test loaders
+  serve ``test.csv`` (there is no validation split, as in the Zhang et al. datasets).
+
+``data_hash`` (after ``setup``): the LM module's is the corpus's (sha256 of its three files,
+``tasks.debian_corpora.corpus.folder_hash``, the value ``corpus.json`` records); the classification module's is
+the sha256 of the corpus hash, a new line, and the training list (``<id> <label>`` lines sorted by id, the list
+file of :mod:`tasks.imagenet.subsets`), so it names both the corpus and the subset.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from harness.errors import HarnessError
+from harness.registry import load_object
+from tasks.debian_corpora.corpus import CLASSIFICATION_FILES, LM_FILES, folder_hash
+from tasks.debian_corpora.score import EOS
+from tasks.debian_corpora.tokenize import UNK
+from tasks.imagenet.subsets import format_subset, write_list
+from tasks.text_classification.data import Example, ExampleDataset, collate, read_zhang_csv
+
+# --- language modelling ------------------------------------------------------------------------------------------
+
+
+def lm_file(folder: Path, split: str) -> Path:
+    if split not in LM_FILES:
+        raise HarnessError(f"unknown split {split!r}; the corpus has: {', '.join(LM_FILES)}")
+    path = Path(folder) / LM_FILES[split]
+    if not path.is_file():
+        raise HarnessError(f"{path}: missing (build it: python -m tasks.debian_corpora text OUT)")
+    return path
+
+
+def read_tokens(path: Path) -> list[str]:
+    """The token stream of a ``.tokens`` file: each line's tokens, then ``<eos>``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise HarnessError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise HarnessError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    stream: list[str] = []
+    for line in text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"):
+        stream += line.split()
+        stream.append(EOS)
+    if len(stream) == stream.count(EOS):
+        raise HarnessError(f"{path}: no tokens")
+    return stream
+
+
+def build_vocabulary(stream: Sequence[str]) -> dict[str, int]:
+    """Token -> id: most frequent first, ties by the token; ``<eos>`` and ``<unk>`` always present."""
+    counts = Counter(stream)
+    for special in (EOS, UNK):
+        counts.setdefault(special, 0)
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return {token: index for index, (token, _) in enumerate(ordered)}
+
+
+def encode(stream: Sequence[str], vocab: dict[str, int]) -> torch.Tensor:
+    """Long (N,) ids; a token outside the vocabulary is ``<unk>``."""
+    unk = vocab[UNK]
+    return torch.tensor([vocab.get(token, unk) for token in stream], dtype=torch.long)
+
+
+class Windows(Dataset):
+    """``(inputs, targets)`` windows of a ``(rows, length)`` id matrix, ``bptt`` columns each, in order."""
+
+    def __init__(self, ids: torch.Tensor, rows: int, bptt: int) -> None:
+        usable = (len(ids) // rows) * rows
+        if usable // rows < 2:
+            raise HarnessError(f"{len(ids)} tokens are too few for {rows} rows")
+        self.data = ids[:usable].view(rows, -1)  # (rows, L)
+        self.bptt = bptt
+
+    def __len__(self) -> int:
+        return -(-(self.data.shape[1] - 1) // self.bptt)
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
+        start = index * self.bptt
+        end = min(start + self.bptt, self.data.shape[1] - 1)
+        return self.data[:, start:end], self.data[:, start + 1 : end + 1]
+
+
+class DebianLMDataModule(pl.LightningDataModule):
+    """``debian-lm`` (or WikiText-103) from ``data_root``: the folder holding ``wiki.{train,valid,test}.tokens``.
+
+    Args:
+        data_root: the corpus folder.
+        batch_size: rows of the training stream (and of each batch).
+        eval_batch_size: rows of the validation and test streams.
+        bptt: tokens per window.
+        train_tokens: keep only the first so many training tokens (``None``: all).
+    """
+
+    def __init__(
+        self,
+        data_root: str | Path,
+        batch_size: int = 32,
+        eval_batch_size: int = 10,
+        bptt: int = 70,
+        train_tokens: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        self.data_root = Path(data_root)
+        self.vocab: dict[str, int] | None = None
+        self.ids: dict[str, torch.Tensor] = {}
+        self.data_hash: str | None = None
+
+    def verify(self) -> None:
+        """The three files are there, UTF-8 and hold tokens (errors name the file)."""
+        for split in LM_FILES:
+            read_tokens(lm_file(self.data_root, split))
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.vocab is not None:
+            return
+        streams = {split: read_tokens(lm_file(self.data_root, split)) for split in LM_FILES}
+        if self.hparams.train_tokens is not None:
+            streams["train"] = streams["train"][: self.hparams.train_tokens]
+        self.vocab = build_vocabulary(streams["train"])
+        self.ids = {split: encode(stream, self.vocab) for split, stream in streams.items()}
+        self.data_hash = folder_hash(self.data_root, LM_FILES.values())
+
+    @property
+    def vocab_size(self) -> int:
+        if self.vocab is None:
+            raise HarnessError("DebianLMDataModule: call setup() first")
+        return len(self.vocab)
+
+    def _loader(self, split: str, rows: int) -> DataLoader:
+        if split not in self.ids:
+            raise HarnessError("DebianLMDataModule: call setup() before asking for a dataloader")
+        return DataLoader(Windows(self.ids[split], rows, self.hparams.bptt), batch_size=None, shuffle=False)
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader("train", self.hparams.batch_size)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader("valid", self.hparams.eval_batch_size)
+
+    def test_dataloader(self) -> DataLoader:
+        return self._loader("test", self.hparams.eval_batch_size)
+
+
+# --- classification ----------------------------------------------------------------------------------------------
+
+
+def read_classes(folder: Path) -> tuple[str, ...]:
+    path = Path(folder) / "classes.txt"
+    try:
+        names = tuple(line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path}: cannot read class names: {exc}") from None
+    if not names:
+        raise HarnessError(f"{path}: no class names")
+    return names
+
+
+def read_classification(folder: Path, split: str) -> list[Example]:
+    """The ``train`` or ``test`` examples of a classification corpus folder."""
+    if split not in ("train", "test"):
+        raise HarnessError(f"unknown split {split!r}; the corpus has: train, test")
+    path = Path(folder) / f"{split}.csv"
+    if not path.is_file():
+        raise HarnessError(f"{path}: missing (build it: python -m tasks.debian_corpora text OUT)")
+    examples = read_zhang_csv(path, len(read_classes(folder)))
+    if not examples:
+        raise HarnessError(f"{path}: no examples")
+    return examples
+
+
+def per_class_subset(items: Sequence[tuple[str, str]], per_class: int, seed: int = 0) -> list[tuple[str, str]]:
+    """``per_class`` ``(id, label)`` items of every label (all of a smaller class), ranked by
+    ``sha256("<seed>:<id>")`` within the class; sorted by id. Input order does not matter."""
+    if per_class < 1:
+        raise HarnessError(f"per_class must be at least 1; got {per_class}")
+    by_class: dict[str, list[str]] = {}
+    for item_id, label in items:
+        by_class.setdefault(label, []).append(item_id)
+    kept = []
+    for label, ids in by_class.items():
+        ranked = sorted(ids, key=lambda i: (hashlib.sha256(f"{seed}:{i}".encode()).digest(), i))
+        kept += [(item_id, label) for item_id in ranked[:per_class]]
+    return sorted(kept)
+
+
+class DebianTextDataModule(pl.LightningDataModule):
+    """A classification corpus (``wordnet-lexname`` or ``fortune-category``) from ``data_root``.
+
+    Args:
+        data_root: the corpus folder (``train.csv``, ``test.csv``, ``classes.txt``).
+        batch_size: examples per batch.
+        num_workers: data-loader worker processes.
+        tokenizer: a callable (or its ``"module:attribute"`` path) applied to each batch's list of texts.
+        per_class: training examples kept per class (``None``: all), drawn by ``subset_seed``.
+        subset_seed: seed of the per-class ranking.
+        subset_file: where to write the training list file (optional).
+    """
+
+    def __init__(
+        self,
+        data_root: str | Path,
+        batch_size: int = 32,
+        num_workers: int = 0,
+        tokenizer: str | Callable[[list[str]], Any] | None = None,
+        per_class: int | None = None,
+        subset_seed: int = 0,
+        subset_file: str | Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters(ignore=["tokenizer"] if callable(tokenizer) else None)
+        if per_class is not None and per_class < 1:
+            raise HarnessError(f"per_class must be at least 1; got {per_class}")
+        self.data_root = Path(data_root)
+        self.tokenizer = load_object(tokenizer) if isinstance(tokenizer, str) else tokenizer
+        self.splits: dict[str, list[Example]] = {}
+        self.train_examples: list[Example] | None = None
+        self.data_hash: str | None = None
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return read_classes(self.data_root)
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.classes)
+
+    def examples(self, split: str) -> list[Example]:
+        if split not in self.splits:
+            self.splits[split] = read_classification(self.data_root, split)
+        return self.splits[split]
+
+    def verify(self) -> None:
+        """Read both splits; raise :class:`HarnessError` naming the file (and line) at fault."""
+        self.examples("train")
+        self.examples("test")
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.train_examples is not None:
+            return
+        train = self.examples("train")
+        items = [(example.id, str(example.label)) for example in train]
+        if self.hparams.per_class is not None:
+            items = per_class_subset(items, self.hparams.per_class, self.hparams.subset_seed)
+        if self.hparams.subset_file is not None:
+            write_list(items, Path(self.hparams.subset_file))
+        corpus = folder_hash(self.data_root, CLASSIFICATION_FILES)
+        self.data_hash = hashlib.sha256(corpus.encode() + b"\n" + format_subset(items)).hexdigest()
+        kept = {item_id for item_id, _ in items}
+        self.train_examples = [example for example in train if example.id in kept]
+
+    def _loader(self, examples: Sequence[Example] | None, shuffle: bool) -> DataLoader:
+        if examples is None:
+            raise HarnessError("DebianTextDataModule: call setup() before asking for a dataloader")
+        return DataLoader(
+            ExampleDataset(examples), batch_size=self.hparams.batch_size, shuffle=shuffle,
+            num_workers=self.hparams.num_workers, persistent_workers=self.hparams.num_workers > 0,
+            collate_fn=functools.partial(collate, tokenizer=self.tokenizer),
+        )  # fmt: skip
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader(self.train_examples, shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader(self.examples("test"), shuffle=False)
+
+    def test_dataloader(self) -> DataLoader:
+        return self._loader(self.examples("test"), shuffle=False)
+
+    def test_ids(self) -> list[str]:
+        return [example.id for example in self.examples("test")]
