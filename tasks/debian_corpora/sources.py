@@ -165,7 +165,7 @@ def read_dict_index(path: Path) -> dict[tuple[int, int], str]:
 def clean_dict_text(text: str) -> str:
     """Markup of the dictd databases removed: GCIDE's pronunciations ``\\Ab*jure"\\``, cross-reference braces
     ``{...}``, and whole blocks that are only a source tag (``[1913 Webster]``) or a FOLDOC date ``(1996-05-13)``."""
-    text = re.sub(r"\\[^\\\n]*\\", "", text).replace("{", "").replace("}", "")
+    text = re.sub(r"[ \t]*\\[^\\\n]*\\", "", text).replace("{", "").replace("}", "")
     text = re.sub(r"^[ \t]*\[[^\]\n]*\][ \t]*$", "", text, flags=re.MULTILINE)
     return re.sub(r"^[ \t]*\(\d{4}-\d{2}-\d{2}\)[ \t]*$", "", text, flags=re.MULTILINE)
 
