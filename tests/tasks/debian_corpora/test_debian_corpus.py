@@ -63,9 +63,9 @@ def test_splits_are_disjoint_by_document_and_deduplicated(built: Path) -> None:
     bodies = {split: [tuple(doc[1:]) for doc in docs] for split, docs in splits.items()}
     everything = [body for docs in bodies.values() for body in docs]
     assert len(everything) == len(set(everything))  # no body twice, within or across splits
-    shared = [body for body in everything if re.fullmatch(r" a \S+ that is \S+ by two \S+ ", body[0])]  # rare words: <unk>
+    shared = [body for body in everything if re.fullmatch(r" a \S+ that is \S+ by \S+ \S+ ", body[0])]  # rare words: <unk>
     assert len(shared) == 1
-    kettle = [body for body in everything if re.fullmatch(r" Every kettle \S+ the same song \. ", body[0])]
+    kettle = [body for body in everything if re.fullmatch(r" \S+ kettle \S+ the same \S+ \. ", body[0])]
     assert len(kettle) == 1
 
 
