@@ -69,8 +69,10 @@ def test_splits_are_disjoint_by_document_and_deduplicated(debian_tree: Path, bui
 
 
 def test_split_rule_is_the_documented_hash(built: Path) -> None:
-    assert corpus.bucket("wordnet", "noun:00000123") == int(
-        __import__("hashlib").sha256(b"wordnet:noun:00000123").hexdigest()[:8], 16) % 100
+    assert (
+        corpus.bucket("wordnet", "noun:00000123")
+        == int(__import__("hashlib").sha256(b"wordnet:noun:00000123").hexdigest()[:8], 16) % 100
+    )
     keys = [("fortunes", f"work:{n}") for n in range(200)]
     for source, key in keys:
         lm, cls = corpus.lm_split(source, key), corpus.classification_split(source, key)

@@ -45,7 +45,7 @@ def test_wordnet_synsets_have_lexnames_titles_and_glosses(debian_tree: Path) -> 
     assert len(docs) == 4 * 60 + 2  # 60 per part of speech plus the shared gloss under noun and verb
     first = docs[0]
     assert first.key.startswith("noun:") and first.label == "noun.animal" and first.title == "river noun0"
-    assert first.paragraphs[0].startswith("a quiet river that carries the kettle; \"the a quiet river")
+    assert first.paragraphs[0].startswith('a quiet river that carries the kettle; "the a quiet river')
     adjective = next(doc for doc in docs if doc.key.startswith("adj:"))
     assert adjective.label == "adj.all" and adjective.title == "river adj0"  # the (a) marker dropped
     assert [doc.label for doc in docs if doc.paragraphs == (SHARED_GLOSS,)] == ["noun.animal", "verb.body"]
