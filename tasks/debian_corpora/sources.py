@@ -158,7 +158,10 @@ def read_dict_index(path: Path) -> dict[tuple[int, int], str]:
         if len(fields) < 3 or not all(ch in B64 for ch in fields[1] + fields[2]):
             raise HarnessError(f"{path}:{number}: expected 'headword<TAB>offset<TAB>length' in dictd base 64")
         span = (decode_b64(fields[1]), decode_b64(fields[2]))
-        (info.add(span) if fields[0].startswith("00-") else spans.setdefault(span, fields[0]))
+        if fields[0].startswith("00-"):
+            info.add(span)
+        else:
+            spans.setdefault(span, fields[0])
     return {span: word for span, word in spans.items() if span not in info}
 
 
