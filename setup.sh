@@ -5,8 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # espeak-ng: speech for the LibriSpeech-format fixtures; chromium: the leaderboard's real-browser test;
-# git: DVC pipelines; dataset-fashion-mnist: the SGD-width study's budget tier
-DEBIAN_PACKAGES=(espeak-ng chromium git dataset-fashion-mnist)
+# git: DVC pipelines; dataset-fashion-mnist: the SGD-width study's budget tier; wordnet-base, dict-gcide, dict-devil,
+# dict-jargon, dict-foldoc, fortunes, fortunes-min: the text of the Debian budget corpora (docs/corpora.md)
+DEBIAN_PACKAGES=(espeak-ng chromium git dataset-fashion-mnist wordnet-base dict-gcide dict-devil dict-jargon dict-foldoc
+  fortunes fortunes-min)
 if ((${#DEBIAN_PACKAGES[@]})); then
   missing=()
   for pkg in "${DEBIAN_PACKAGES[@]}"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done

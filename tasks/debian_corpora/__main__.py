@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("what", choices=("text", "speech"))
     parser.add_argument("out", type=Path, help="folder the corpus folders are written to")
     parser.add_argument("--source-root", type=Path, default=Path("/"), help="where the Debian packages are (/)")
-    parser.add_argument("--train", type=int, default=4000, help="speech: training utterances (4000)")
+    parser.add_argument("--train", type=int, default=6000, help="speech: training utterances (6000)")
     parser.add_argument("--dev", type=int, default=300, help="speech: dev utterances (300)")
     parser.add_argument("--test", type=int, default=300, help="speech: test utterances (300)")
     parser.add_argument("--workers", type=int, default=2, help="speech: synthesis processes (2)")

@@ -218,7 +218,7 @@ def _write_speech(tmp: Path, utterances: Sequence[Utterance], workers: int, info
 
 
 def build_speech(
-    out: Path, root: Path = Path("/"), train: int = 4000, dev: int = 300, test: int = 300, workers: int = 2
+    out: Path, root: Path = Path("/"), train: int = 6000, dev: int = 300, test: int = 300, workers: int = 2
 ) -> str:
     """Write the speech corpus to the folder ``out`` (see the module docstring); returns its data hash.
 
