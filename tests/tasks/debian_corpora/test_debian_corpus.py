@@ -100,3 +100,13 @@ def test_classification_test_texts_are_not_in_lm_training(built: Path) -> None:
     for example in test:
         definition = example.text.split(";")[0]
         assert f" {definition} ;" not in train
+
+
+def test_command_line_builds_and_prints_hashes(debian_tree: Path, built: Path, tmp_path: Path, capsys) -> None:
+    from tasks.debian_corpora.__main__ import main
+
+    assert main(["text", str(tmp_path), "--source-root", str(debian_tree)]) == 0
+    printed = dict(line.split() for line in capsys.readouterr().out.splitlines())
+    assert set(printed) == set(DATA_FILES) and all(len(digest) == 64 for digest in printed.values())
+    assert main(["text", str(tmp_path / "none"), "--source-root", str(tmp_path / "missing")]) == 1
+    assert "error: " in capsys.readouterr().err

@@ -86,3 +86,10 @@ def test_missing_package_says_which(tmp_path: Path) -> None:
         list(sources.read_wordnet(tmp_path))
     with pytest.raises(HarnessError, match=r"apt-get install fortunes"):
         list(sources.read_fortunes(tmp_path))
+
+
+def test_dictd_malformed_index_names_file_and_line(tmp_path: Path) -> None:
+    index = tmp_path / "x.index"
+    index.write_text("good\tA\tB\nbad line without tabs\n", encoding="utf-8")
+    with pytest.raises(HarnessError, match=r"x\.index:2: expected 'headword<TAB>offset<TAB>length'"):
+        sources.read_dict_index(index)
