@@ -19,6 +19,8 @@ This module is imported to list the registry: it imports nothing heavy.
 """
 
 from harness.registry import Task
+from tasks.librispeech import KEYS as SPEECH_KEYS
+from tasks.librispeech import PROTOCOL as SPEECH_PROTOCOL
 
 LM_KEYS = ("perplexity", "nll", "tokens")
 CLASSIFICATION_KEYS = ("error", "accuracy")
@@ -48,7 +50,7 @@ ESPEAK_SPEECH = Task(
     id="espeak-speech",
     title="espeak-ng speech of Debian text in LibriSpeech's layout (word error rate)",
     score="tasks.librispeech.score:score",
-    keys=("wer", "substitutions", "deletions", "insertions", "hits", "words", "utterances"),
+    keys=SPEECH_KEYS,
     example="tasks.librispeech.fixtures:example",
-    protocol="corpus-wer-upper-case-whitespace",
+    protocol=SPEECH_PROTOCOL,
 )
