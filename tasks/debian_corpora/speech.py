@@ -18,8 +18,9 @@ test or dev voice is. Speaker id = ``1000 + 4 * (12 * i + j) + style``; chapter 
 split), ``train`` speech from the LM's ``train`` documents, ``dev`` from ``valid``, ``test`` from ``test``, so
 no sentence is shared between splits. Paragraphs are cut into sentences after ``.``, ``!``, ``?`` or ``;`` followed by
 white space; a sentence is kept when it has 4 to 20 words, only ASCII letters, apostrophes, spaces and the
-punctuation ``.,;:!?"-`` (no digits, brackets or other symbols), and no upper-case word of two or more letters
-(acronyms espeak-ng would spell out). Candidates are de-duplicated by transcript and ranked by the sha256 of the
+punctuation ``.,;:!?"-`` (no digits, brackets or other symbols), no upper-case word of two or more letters
+(acronyms espeak-ng would spell out) and no abbreviation (a word without a vowel, such as GCIDE's ``cf.`` and
+``Fr.``, or a single letter other than ``a``, ``I`` and ``O``, as in ``e.g.``). Candidates are de-duplicated by transcript and ranked by the sha256 of the
 transcript; each split takes the first ``n`` and deals them out to its speakers in turn. The transcript is
 LibriSpeech's convention: upper case, hyphens read as spaces, other punctuation removed, apostrophes inside words
 kept. espeak-ng speaks the sentence with its punctuation (for prosody) and hyphens as spaces.
@@ -104,10 +105,15 @@ def transcript(sentence: str) -> str | None:
     if not _ALLOWED.fullmatch(sentence) or _ACRONYM.search(sentence):
         return None
     words = [word.strip("'") for word in re.sub(r"[^A-Za-z']+", " ", sentence.replace("-", " ")).split()]
-    words = [word for word in words if word]
-    if not MIN_WORDS <= len(words) <= MAX_WORDS:
+    words = [word.upper() for word in words if word]
+    if not MIN_WORDS <= len(words) <= MAX_WORDS or any(map(_abbreviation, words)):
         return None
-    return " ".join(words).upper()
+    return " ".join(words)
+
+
+def _abbreviation(word: str) -> bool:
+    """A word without a vowel (``CF``, ``FR``, ``ST``) or a single letter other than A, I and O (``E G``)."""
+    return not re.search("[AEIOUY]", word) or (len(word) == 1 and word not in "AIO")
 
 
 def sentences(kept: Iterable[Kept], split: str) -> list[tuple[str, str]]:

@@ -33,6 +33,9 @@ def spoken(debian_tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("It cost 5 dollars in all.", None),  # digits
         ("The NASA rocket flew very high.", None),  # an acronym espeak-ng would spell
         ("A (bracketed) remark is not read.", None),
+        ("Bitter herbs, e.g. rue and sage.", None),  # single letters: an abbreviation
+        ("A kind of oak; cf. the beech tree.", None),  # no vowel: an abbreviation
+        ("O happy day, I said to a friend.", "O HAPPY DAY I SAID TO A FRIEND"),
     ],
 )
 def test_transcripts_follow_librispeech_conventions(sentence: str, expected: str | None) -> None:
