@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -135,11 +136,11 @@ def folder_hash(folder: Path, names: Iterable[str]) -> str:
 
 
 def package_versions(root: Path, packages: Iterable[str]) -> dict[str, str | None]:
-    """Installed versions of Debian packages (``dpkg-query``), when ``root`` is ``/``; ``None`` otherwise."""
+    """Installed versions of Debian packages (``dpkg-query``) when ``root`` is ``/``; ``None`` otherwise or unknown."""
     versions: dict[str, str | None] = {}
     for package in packages:
         version = None
-        if Path(root).resolve() == Path("/"):
+        if Path(root).resolve() == Path("/") and shutil.which("dpkg-query"):
             done = subprocess.run(
                 ["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True, check=False
             )

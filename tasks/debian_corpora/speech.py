@@ -16,14 +16,15 @@ test or dev voice is. Speaker id = ``1000 + 4 * (12 * i + j) + style``; chapter 
 
 **Sentences** come from the text corpus's documents (``corpus.collect``: the same sources, de-duplication and
 split), ``train`` speech from the LM's ``train`` documents, ``dev`` from ``valid``, ``test`` from ``test``, so
-no sentence is shared between splits. Paragraphs are cut into sentences after ``.``, ``!``, ``?`` or ``;`` followed by
-white space; a sentence is kept when it has 4 to 20 words, only ASCII letters, apostrophes, spaces and the
-punctuation ``.,;:!?"-`` (no digits, brackets or other symbols), no upper-case word of two or more letters
-(acronyms espeak-ng would spell out) and no abbreviation (a word without a vowel, such as GCIDE's ``cf.`` and
-``Fr.``, or a single letter other than ``a``, ``I`` and ``O``, as in ``e.g.``). Candidates are de-duplicated by transcript and ranked by the sha256 of the
-transcript; each split takes the first ``n`` and deals them out to its speakers in turn. The transcript is
-LibriSpeech's convention: upper case, hyphens read as spaces, other punctuation removed, apostrophes inside words
-kept. espeak-ng speaks the sentence with its punctuation (for prosody) and hyphens as spaces.
+no sentence is shared between splits. Paragraphs are cut into sentences after ``.``, ``!``, ``?`` or ``;``
+followed by white space; a sentence is kept when it has 4 to 20 words, only ASCII letters, apostrophes, spaces
+and the punctuation ``.,;:!?"-`` (no digits, brackets or other symbols), no upper-case word of two or more
+letters (acronyms espeak-ng would spell out) and no abbreviation (a word without a vowel, such as GCIDE's
+``cf.`` and ``Fr.``, or a single letter other than ``a``, ``I`` and ``O``, as in ``e.g.``). Candidates are
+de-duplicated by transcript and ranked by the sha256 of the transcript; each split takes the first ``n`` and
+deals them out to its speakers in turn. The transcript is LibriSpeech's convention: upper case, hyphens read as
+spaces, other punctuation removed, apostrophes inside words kept. espeak-ng speaks the sentence with its
+punctuation (for prosody) and hyphens as spaces.
 
 **Synthesis**: ``espeak-ng -v <accent>+<variant> -s <speed> -p <pitch> --stdout`` (22,050 Hz WAV), resampled to
 16 kHz as ``tasks.librispeech.fixtures`` does (``resample_poly`` 320/441), clipped to [-1, 1], 16-bit FLAC. A
