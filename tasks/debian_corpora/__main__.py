@@ -1,7 +1,7 @@
 """Build the Debian budget corpora: ``python -m tasks.debian_corpora {text,speech} OUT [options]``.
 
 ``text OUT`` writes ``OUT/debian-lm``, ``OUT/wordnet-lexname`` and ``OUT/fortune-category`` (about a minute);
-``speech OUT`` writes ``OUT/espeak-speech`` (the default size, about 5.5 hours of speech; see docs/corpora.md for
+``speech OUT`` writes ``OUT/espeak-speech`` (the default size, about 5.8 hours of speech; see docs/corpora.md for
 how long it takes). Each prints ``<corpus> <data hash>`` lines. ``--source-root`` is where the Debian packages
 are installed (``/``).
 """

@@ -6,7 +6,8 @@
   included. Batches are ``(inputs, targets)``, long ``(batch_size, bptt)``: the stream cut into ``batch_size``
   equal rows (the remainder dropped) and read ``bptt`` columns at a time, targets one token ahead, in order (no
   shuffling: a recurrent model may carry its state across batches). ``train_tokens`` keeps only the first so many
-  training tokens (a budget run's cap; the data hash still names the whole corpus, and the cap is in the config).
+  training tokens (a budget run's cap, the vocabulary then being that prefix's; the data hash still names the whole
+  corpus, and the cap is in the config).
 - :class:`DebianTextDataModule` reads a classification corpus (``wordnet-lexname``, ``fortune-category``) in
   Zhang et al.'s CSV layout with ``tasks.text_classification.data.read_zhang_csv`` (ids = 0-based row numbers,
   labels = 0-based class indices, class names from ``classes.txt``). ``per_class = N`` keeps N training examples
