@@ -36,7 +36,7 @@ def test_database_state(toy: Path) -> None:
 def test_overview_counts_and_best_tier(leaderboard_db: Path) -> None:
     row = toy_row(queries.overview(leaderboard_db))
     assert row == {
-        "paper": TOY, "arxiv": "2001.00001v2", "claims": 5, "reproduced": 3, "not-reproduced": 1,
+        "paper": TOY, "link": "https://arxiv.org/abs/2001.00001v2", "claims": 5, "reproduced": 3, "not-reproduced": 1,
         "inconclusive": 1, "not-run": 0, "best_tier": "full", "runs": 8,
     }  # fmt: skip
     totals = queries.counts(leaderboard_db)
@@ -134,12 +134,6 @@ def test_trend_points_follow_the_rule(leaderboard_db: Path) -> None:
     assert list(points["x"]) == [16, 20, 24, 64, 80, 96]
     assert list(points["y"]) == [94.8, 95.0, 95.2, 96.5, 96.8, 97.0]
     assert queries.trend_points(leaderboard_db, TOY, "mlp-accuracy").empty
-
-
-def test_pluck() -> None:
-    record = {"config": {"a": {"b": 3}}, "metrics": {"top1": 70.0}}
-    assert queries.pluck(record, "config.a.b") == 3 and queries.pluck(record, "metrics.top1") == 70.0
-    assert queries.pluck(record, "config.a.c") is None and queries.pluck(record, "config.a.b.c") is None
 
 
 def test_model_index_in_the_papers_with_code_format(leaderboard_db: Path) -> None:
