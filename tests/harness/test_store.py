@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from harness import store
+from harness.errors import HarnessError
 from harness.records import write_record
 from tests.conftest import make_record
 
@@ -105,3 +106,38 @@ def test_a_record_whose_name_disagrees_with_its_id_is_reported(paths) -> None:
 def test_query_without_database_says_how_to_make_one(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="no database yet; create it with `harness ingest`"):
         store.query("SELECT 1", db_path=tmp_path / "none.duckdb")
+
+
+def test_ingest_judges_once_and_the_report_reads_its_table(paths) -> None:
+    """The report is the verdicts table as ingest wrote it: the same rows, in claims-file order, as judging the
+    claims over the records directly; and the trend points are those the trend verdict rests on."""
+    from harness.claims import registered_claims
+    from harness.verdicts import judge_all
+
+    runs, db = paths
+    records = [make_record(seed=0, tier="arch", split="none", metrics={"params_m": 0.00121, "macs_m": 0.0012})]
+    for seed, (model, width, acc) in enumerate([("toy-mlp", 16, 94.8), ("toy-mlp", 24, 95.2), ("toy-mlp-wide", 64, 96.5),
+                                                ("toy-mlp-wide", 96, 97.0)]):  # fmt: skip
+        records.append(make_record(model=model, seed=seed, metrics={"accuracy": acc},
+                                   config={"system": {"init_args": {"hidden": width}}}))  # fmt: skip
+    for record in records:
+        write_record(record, runs)
+    assert store.ingest(runs_dir=runs, db_path=db).errors == []
+    expected = [v.report() for v in judge_all(registered_claims(), records)]
+    assert store.read_report(db_path=db) == expected
+    assert store.read_report("toy-paper", db_path=db) == [row for row in expected if row["paper"] == "toy-paper"]
+    assert table(db, "SELECT x, y, model FROM trend_points WHERE claim_id = 'accuracy-grows-with-width'") == [
+        (16.0, 94.8, "toy-mlp"), (24.0, 95.2, "toy-mlp"), (64.0, 96.5, "toy-mlp-wide"), (96.0, 97.0, "toy-mlp-wide"),
+    ]  # fmt: skip
+    assert table(db, "SELECT count(*) FROM figures") == [(0,)]  # the toy paper draws no figures of its own
+
+
+def test_a_database_of_an_older_version_says_run_ingest(paths) -> None:
+    _, db = paths
+    db.parent.mkdir(parents=True)
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE runs (run_id VARCHAR); CREATE TABLE meta AS SELECT 1 AS store_version")
+    con.close()
+    assert store.store_version(db) == 1
+    with pytest.raises(HarnessError, match=r"store version 1; this one reads 2\) .* run `harness ingest`"):
+        store.read_report(db_path=db)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -133,6 +134,14 @@ def test_an_empty_database_says_how_to_fill_it(toy: Path, monkeypatch: pytest.Mo
     store.ingest(runs_dir=toy / "results" / "runs", db_path=db)
     at = app_over(db, monkeypatch)
     assert "holds no runs yet" in at.info[0].value and ".venv/bin/harness ingest" in at.code[1].value
+
+
+def test_a_database_of_an_older_harness_says_run_ingest(fresh_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with duckdb.connect(str(fresh_db)) as con:  # as written before ingest stored trend points and figures
+        con.execute("DROP TABLE trend_points; DROP TABLE figures; UPDATE meta SET store_version = 1")
+    at = app_over(fresh_db, monkeypatch, "paper", paper=TOY)
+    assert "run `harness ingest`" in at.info[0].value
+    assert [c.value for c in at.code] == [".venv/bin/harness ingest"] and not at.dataframe
 
 
 def test_a_live_ingest_shows_on_the_next_run(fresh_db: Path, toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,10 @@ import pytest
 import yaml
 
 from harness import store
+from harness.claims import Claim, claim_row
+from harness.verdicts import judge_all
 from leaderboard import queries
+from tests.conftest import make_record
 from tests.leaderboard.conftest import build, toy_records
 
 TOY = "toy-paper"
@@ -31,6 +34,9 @@ def test_database_state(toy: Path) -> None:
     assert queries.database_state(db) == "empty"
     build(toy, toy_records())
     assert queries.database_state(db) == "ok"
+    with duckdb.connect(str(db)) as con:  # as a harness before verdicts, trend points and figures were tables
+        con.execute("DROP TABLE figures; UPDATE meta SET store_version = 1")
+    assert queries.database_state(db) == "outdated"
 
 
 def test_overview_counts_and_best_tier(leaderboard_db: Path) -> None:
@@ -163,3 +169,45 @@ def test_queries_hold_no_connection(fresh_db: Path, toy: Path) -> None:
     duckdb.connect(str(fresh_db)).close()  # raises if this process still held a read-only connection
     build(toy, toy_records(offset=10))
     assert toy_row(queries.overview(fresh_db))["runs"] == 8 + 7  # the arch record is the same run
+
+
+GPT_PDF = "https://cdn.openai.com/research-covers/language-unsupervised/language_understanding_paper.pdf"
+
+
+def test_papers_without_arxiv_ids_and_baselines_of_other_papers(tmp_path: Path) -> None:
+    """A GPT-like paper (a PDF, named by URL and sha256) and a UDA-like delta claim whose baseline XLNet's
+    reproduction ran: the overview links the PDF, the paper page names it, and the claim's command runs both papers."""
+    common = {"dataset": "glue-rte", "split": "validation", "metric": "accuracy", "unit": "%", "higher_is_better": True}
+    gpt = Claim.model_validate({
+        "id": "rte", "paper": "gpt", "url": GPT_PDF, "sha256": "0" * 64, "source": "Table 2", "kind": "scalar",
+        "model": "gpt", "value": 56.0, "tolerance": 1.0, **common,
+    })  # fmt: skip
+    uda = Claim.model_validate({
+        "id": "beats-bert", "paper": "uda", "arxiv": "1904.12848v6", "source": "Table 3", "kind": "delta",
+        "model": "uda-bert", "baseline": {"paper": "xlnet", "model": "bert-base"}, "value": 2.0, "tolerance": 1.0,
+        **common,
+    })  # fmt: skip
+    fields = {"dataset": "glue-rte", "split": "validation", "tier": "budget"}
+    records = [make_record(paper="uda", model="uda-bert", seed=s, metrics={"accuracy": a}, **fields)
+               for s, a in enumerate([70.0, 71.0])]  # fmt: skip
+    records += [make_record(paper="xlnet", model="bert-base", seed=s, metrics={"accuracy": a}, **fields)
+                for s, a in enumerate([60.0, 61.0])]  # fmt: skip
+    verdicts = judge_all([gpt, uda], records)
+    db = tmp_path / "harness.duckdb"
+    tables = store.Tables(
+        claims=[claim_row(gpt), claim_row(uda)], verdicts=[{"position": i, **v.row()} for i, v in enumerate(verdicts)]
+    )
+    store.build_database(records, tables, db)
+    links = dict(zip(*queries.overview(db)[["paper", "link"]].T.values, strict=True))
+    assert links["gpt"] == GPT_PDF and links["uda"] == "https://arxiv.org/abs/1904.12848v6"
+    assert queries.paper_source(db, "gpt") == {"arxiv": None, "url": GPT_PDF, "accessed": None, "sha256": "0" * 64,
+                                               "link": GPT_PDF}  # fmt: skip
+    assert queries.paper_source(db, "no-such-paper") is None
+    claim = queries.paper_claims(db, "uda").iloc[0]
+    assert (claim.status, claim.baseline, claim.baseline_paper, claim.run_models) == (
+        "reproduced", "bert-base", "xlnet", ["uda-bert"],
+    )  # fmt: skip
+    assert claim.command.splitlines() == [
+        "for seed in 0 1; do .venv/bin/harness run uda --tier budget --model uda-bert --seed $seed; done",
+        "for seed in 0 1; do .venv/bin/harness run xlnet --tier budget --model bert-base --seed $seed; done",
+    ]
