@@ -53,4 +53,3 @@ FIRST_TIER = {kind: next(name for name in TIERS if kind in BY_NAME[name].judges)
 DETERMINISTIC_TIERS = tuple(name for name in TIERS if BY_NAME[name].deterministic)
 DATA_TIERS = tuple(name for name in TIERS if BY_NAME[name].reads_data)
 CPU_TIERS = tuple(name for name in TIERS if BY_NAME[name].cpu)
-

@@ -286,7 +286,8 @@ def model_index(db: Path, run_ids: Sequence[str] | None = None) -> dict[str, Any
     long = table[["run_id", "paper", "model", "tier", "dataset", "split", "seed"]].merge(metrics, on="run_id")
     links = dict(frame(db, f"SELECT paper, {LINK_SQL} AS link FROM claims GROUP BY paper").itertuples(index=False))
     collections = [
-        {"Name": paper, "Paper": {"URL": links[paper]} if paper in links else None} for paper in sorted(set(long["paper"]))
+        {"Name": paper, "Paper": {"URL": links[paper]} if paper in links else None}
+        for paper in sorted(set(long["paper"]))
     ]
     models = []
     for (paper, model), group in long.groupby(["paper", "model"], sort=True):
