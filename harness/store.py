@@ -273,9 +273,3 @@ def ingest(files: Sequence[Path] = (), runs_dir: Path = RUNS_DIR, db_path: Path 
     build_database(records, judged_tables(claims, records, result), db_path)
     result.total = len(records)
     return result
-
-
-def load_records(db_path: Path = DB_PATH) -> list[RunRecord]:
-    """All records in the database (rebuilt from their stored JSON)."""
-    rows = query("SELECT record FROM runs ORDER BY run_id", db_path=db_path)
-    return [RunRecord.model_validate(json.loads(row["record"])) for row in rows]

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from harness import store
+from harness import registry, store
 from harness.errors import HarnessError
 from harness.records import write_record
-from tests.conftest import make_record
+from tests.conftest import TOY_SRC, make_record
 
 
 def table(db: Path, sql: str) -> list[tuple]:
@@ -141,3 +143,30 @@ def test_a_database_of_an_older_version_says_run_ingest(paths) -> None:
     assert store.store_version(db) == 1
     with pytest.raises(HarnessError, match=r"store version 1; this one reads 2\) .* run `harness ingest`"):
         store.read_report(db_path=db)
+
+
+def test_a_failing_figures_function_is_an_error_and_the_verdicts_still_go_in(
+    toy_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(TOY_SRC, src)
+    init = src / "toy_paper" / "__init__.py"
+    init.write_text(
+        init.read_text().replace('package="toy_paper",', 'package="toy_paper", figures="toy_paper.fig:draw",')
+    )
+    (src / "toy_paper" / "fig.py").write_text("def draw(records):\n    raise ValueError('no axis to draw on')\n")
+    for name in [m for m in sys.modules if m.split(".")[0] == "toy_paper"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(src))
+    monkeypatch.syspath_prepend(str(toy_site))
+    registry.reproductions.cache_clear()
+    monkeypatch.chdir(tmp_path)
+    runs, db = tmp_path / "runs", tmp_path / "harness.duckdb"
+    write_record(make_record(), runs)
+    try:
+        result = store.ingest(runs_dir=runs, db_path=db)
+    finally:
+        registry.reproductions.cache_clear()
+    assert result.errors == ["paper 'toy-paper': its figures function 'toy_paper.fig:draw' failed: no axis to draw on"]
+    assert table(db, "SELECT count(*) FROM figures") == [(0,)]
+    assert table(db, "SELECT status FROM verdicts WHERE claim_id = 'mlp-accuracy'") == [("inconclusive",)]
