@@ -161,13 +161,6 @@ class Claim(BaseModel):
             return self.baseline.conditions
         return self.conditions
 
-    @property
-    def source_id(self) -> str:
-        """The paper's identifier in one string: the arXiv id, or the URL (with the PDF's sha256 or access date)."""
-        if self.arxiv:
-            return f"arXiv:{self.arxiv}"
-        return f"{self.url} (sha256 {self.sha256})" if self.sha256 else f"{self.url} (accessed {self.accessed})"
-
 
 def claim_row(claim: Claim) -> dict[str, Any]:
     """A flat row for tables (the claim's ``id`` becomes ``claim_id``; a baseline of another paper becomes

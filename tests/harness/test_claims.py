@@ -199,15 +199,15 @@ claims:
 
 
 @pytest.mark.parametrize(
-    ("identity", "shown"),
-    [("accessed: 2026-11-25", f"{GPT_PDF} (accessed 2026-11-25)"), (f"sha256: {'0' * 63}a", f"(sha256 {'0' * 63}a)")],
-)
-def test_a_paper_without_arxiv_id_is_named_by_url_and_date_or_pdf_hash(tmp_path: Path, identity, shown) -> None:
+    ("identity", "named"),
+    [("accessed: 2026-11-25", {"accessed": "2026-11-25", "sha256": None}),
+     (f"sha256: {'0' * 63}a", {"accessed": None, "sha256": "0" * 63 + "a"})],
+)  # fmt: skip
+def test_a_paper_without_arxiv_id_is_named_by_url_and_date_or_pdf_hash(tmp_path: Path, identity, named) -> None:
     path = write(tmp_path, text=GPT.format(url=GPT_PDF, identity=identity))
     (claim,) = load_claims(path, paper="gpt")
-    assert claim.arxiv is None and claim.url == GPT_PDF and shown in claim.source_id
     row = claim_row(claim)
-    assert row["arxiv"] is None and row["url"] == GPT_PDF
+    assert {key: row[key] for key in ("arxiv", "url", "accessed", "sha256")} == {"arxiv": None, "url": GPT_PDF, **named}
 
 
 @pytest.mark.parametrize(
@@ -278,3 +278,17 @@ def test_bad_baselines_name_the_field(tmp_path: Path, baseline: str, message: st
     with pytest.raises(HarnessError) as err:
         load_claims(path, registered={"demo": ["efficientnet-b1"], "other": ["base-net"]})
     assert f"{path}:16: claim 'beats-base' (entry 1): {message}" in str(err.value)
+
+
+def test_a_registered_paper_is_named_by_arxiv_or_url() -> None:
+    from harness.registry import Reproduction
+
+    gpt = Reproduction(id="gpt", title="Improving Language Understanding by Generative Pre-Training", package="gpt",
+                       url=GPT_PDF)  # fmt: skip
+    assert (gpt.arxiv, gpt.link) == (None, GPT_PDF)
+    assert (
+        Reproduction(id="e", title="E", package="e", arxiv="1905.11946v5").link == "https://arxiv.org/abs/1905.11946v5"
+    )
+    for both_or_none in ({}, {"arxiv": "1905.11946v5", "url": GPT_PDF}):
+        with pytest.raises(HarnessError, match="reproduction 'x': give exactly one of 'arxiv' .* or 'url'"):
+            Reproduction(id="x", title="X", package="x", **both_or_none)
