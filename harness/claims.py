@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from harness.errors import HarnessError
+from harness.tiers import CLAIM_KINDS
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 ARXIV_PATTERN = r"^\d{4}\.\d{4,5}v\d+$"
@@ -84,7 +85,7 @@ class Claim(BaseModel):
     accessed: date | None = None
     sha256: str | None = Field(default=None, pattern=SHA256_PATTERN)
     source: str = Field(min_length=1)
-    kind: Literal["scalar", "delta", "trend", "arch"]
+    kind: Literal[CLAIM_KINDS]
     model: str = Field(min_length=1)
     dataset: str = Field(min_length=1)
     split: str = Field(min_length=1)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.tiers import TIERS
+from harness.tiers import TABLE, TIERS
 
 REPRODUCTIONS_GROUP = "harness.reproductions"
 TASKS_GROUP = "harness.tasks"
@@ -128,7 +128,7 @@ class Reproduction:
         (variants of a tier, ``configs/<tier>-<variant>.yaml``, are run with ``--config``)."""
         present = {path.stem.split("-", 1)[0] for path in (self.root / "configs").glob("*.yaml")}
         if self.models:
-            present.add("arch")
+            present |= {tier.name for tier in TABLE if not tier.needs_config}  # arch: profiles the models
         return tuple(tier for tier in TIERS if tier in present)
 
     def model(self, model_id: str) -> ModelSpec:

@@ -146,10 +146,10 @@ def reproduce_command(
     """
     if tier not in JUDGING_TIERS[kind]:
         tier, seeds = FIRST_TIER[kind], []  # the seeds of lower-tier runs say nothing about the judging runs
-    if tier == "arch":
+    if not BY_NAME[tier].per_seed:  # arch profiles each model once
         seeds = []
-    elif not seeds:
-        seeds = [0] if tier == "weights" else list(range(MIN_SEEDS))
+    elif not seeds:  # one evaluation of fixed weights decides; training needs an interval
+        seeds = [0] if BY_NAME[tier].deterministic else list(range(MIN_SEEDS))
     models = [m for m in models if not any(ch in m for ch in "*?[")] or [None]
     lines = []
     for model in models:
