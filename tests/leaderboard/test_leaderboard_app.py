@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from harness import store
 from tests.conftest import REPO
-from tests.leaderboard.conftest import build, toy_records
+from tests.leaderboard.conftest import GPT_PDF, build, toy_records
 
 APP = REPO / "leaderboard" / "app.py"
 TOY = "toy-paper"
@@ -153,3 +153,14 @@ def test_a_live_ingest_shows_on_the_next_run(fresh_db: Path, toy: Path, monkeypa
     assert at.dataframe[0].value.set_index("claim_id").loc["mlp-accuracy", "n"] == 6
     at.switch_page("views/overview.py").run()
     assert metric(at, "Runs") == "15"
+
+
+def test_a_paper_named_by_its_pdf_and_a_baseline_of_another_paper(
+    two_papers_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = app_over(two_papers_db, monkeypatch, "paper", paper="gpt")
+    assert f"[{GPT_PDF}]({GPT_PDF}) (sha256 `{'0' * 64}`)" in [m.value for m in at.markdown]
+    at = app_over(two_papers_db, monkeypatch, "paper", paper="uda")
+    row = at.dataframe[0].value.set_index("claim_id").loc["beats-bert"]
+    assert (row["status"], row["tier"]) == ("reproduced", "budget")
+    assert "harness run xlnet --tier budget --model bert-base" in at.code[-1].value

@@ -9,11 +9,8 @@ import pytest
 import yaml
 
 from harness import store
-from harness.claims import Claim, claim_row
-from harness.verdicts import judge_all
 from leaderboard import queries
-from tests.conftest import make_record
-from tests.leaderboard.conftest import build, toy_records
+from tests.leaderboard.conftest import GPT_PDF, build, toy_records
 
 TOY = "toy-paper"
 
@@ -171,33 +168,10 @@ def test_queries_hold_no_connection(fresh_db: Path, toy: Path) -> None:
     assert toy_row(queries.overview(fresh_db))["runs"] == 8 + 7  # the arch record is the same run
 
 
-GPT_PDF = "https://cdn.openai.com/research-covers/language-unsupervised/language_understanding_paper.pdf"
-
-
-def test_papers_without_arxiv_ids_and_baselines_of_other_papers(tmp_path: Path) -> None:
-    """A GPT-like paper (a PDF, named by URL and sha256) and a UDA-like delta claim whose baseline XLNet's
-    reproduction ran: the overview links the PDF, the paper page names it, and the claim's command runs both papers."""
-    common = {"dataset": "glue-rte", "split": "validation", "metric": "accuracy", "unit": "%", "higher_is_better": True}
-    gpt = Claim.model_validate({
-        "id": "rte", "paper": "gpt", "url": GPT_PDF, "sha256": "0" * 64, "source": "Table 2", "kind": "scalar",
-        "model": "gpt", "value": 56.0, "tolerance": 1.0, **common,
-    })  # fmt: skip
-    uda = Claim.model_validate({
-        "id": "beats-bert", "paper": "uda", "arxiv": "1904.12848v6", "source": "Table 3", "kind": "delta",
-        "model": "uda-bert", "baseline": {"paper": "xlnet", "model": "bert-base"}, "value": 2.0, "tolerance": 1.0,
-        **common,
-    })  # fmt: skip
-    fields = {"dataset": "glue-rte", "split": "validation", "tier": "budget"}
-    records = [make_record(paper="uda", model="uda-bert", seed=s, metrics={"accuracy": a}, **fields)
-               for s, a in enumerate([70.0, 71.0])]  # fmt: skip
-    records += [make_record(paper="xlnet", model="bert-base", seed=s, metrics={"accuracy": a}, **fields)
-                for s, a in enumerate([60.0, 61.0])]  # fmt: skip
-    verdicts = judge_all([gpt, uda], records)
-    db = tmp_path / "harness.duckdb"
-    tables = store.Tables(
-        claims=[claim_row(gpt), claim_row(uda)], verdicts=[{"position": i, **v.row()} for i, v in enumerate(verdicts)]
-    )
-    store.build_database(records, tables, db)
+def test_papers_without_arxiv_ids_and_baselines_of_other_papers(two_papers_db: Path) -> None:
+    """The overview links the GPT-like paper's PDF, its source names it, and the UDA-like claim's command runs both
+    papers."""
+    db = two_papers_db
     links = dict(zip(*queries.overview(db)[["paper", "link"]].T.values, strict=True))
     assert links["gpt"] == GPT_PDF and links["uda"] == "https://arxiv.org/abs/1904.12848v6"
     assert queries.paper_source(db, "gpt") == {"arxiv": None, "url": GPT_PDF, "accessed": None, "sha256": "0" * 64,
