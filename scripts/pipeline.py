@@ -207,6 +207,8 @@ def stage(paper: str) -> int:
             return done.returncode
         records = [Path(line).stem for line in done.stdout.split() if line.endswith(".json")]
         runs.append({"tier": tier, "command": shown, "run_ids": records})
+    if not runs:  # no `harness run` ingested: make the database the report reads (it judges nothing itself)
+        subprocess.run([harness, "ingest"], check=False)
     report = subprocess.run([harness, "report", "--paper", paper])
     summary = {"paper": paper, "params": params, "runs": runs}
     atomic_write_text(STAGES_DIR / f"{paper}.json", json.dumps(summary, indent=2) + "\n", overwrite=True)
