@@ -122,11 +122,14 @@ def _report_ingest(result: Any) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """The verdicts the last ``harness ingest`` wrote (it judges; this only reads the ``verdicts`` table)."""
     from harness import registry
-    from harness.store import read_report
+    from harness.store import claims_changed, read_report
 
     rows = read_report(args.paper)
     if args.paper and not rows:
         registry.reproduction(args.paper)  # an unknown paper is an error; a known one may have no claims
+    if claims_changed():
+        note = "claims files changed since the last ingest; run `harness ingest` to judge them anew"
+        print(f"harness: note: {note}", file=sys.stderr)
     columns = ["paper", "claim_id", "metric", "reported", "tolerance", "status", "tier", "mean", "std", "n", "delta"]
     _emit(rows, args.json, columns)
     if not args.json:

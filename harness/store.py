@@ -81,6 +81,7 @@ class Tables:
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     trend_points: list[dict[str, Any]] = field(default_factory=list)
     figures: list[dict[str, Any]] = field(default_factory=list)
+    digest: str | None = None  # claims_digest() of the claims judged
 
 
 @contextlib.contextmanager
@@ -120,6 +121,26 @@ def require_current(db_path: Path = DB_PATH) -> None:
             f"{db_path}: written by another harness version ({written}; this one reads {STORE_VERSION}) and "
             "holds no verdicts table it can read: run `harness ingest` to rebuild it from results/runs/"
         )
+
+
+def claims_digest() -> str:
+    """sha256 over every registered paper's id and claims file bytes: ingest stores it, so ``harness report`` can
+    tell that claims changed since (without parsing them)."""
+    import hashlib
+
+    from harness import registry
+
+    digest = hashlib.sha256()
+    for repro in registry.reproductions().values():
+        path = repro.claims_path
+        digest.update(repro.id.encode() + b"\0" + (path.read_bytes() if path.exists() else b"") + b"\0")
+    return digest.hexdigest()
+
+
+def claims_changed(db_path: Path = DB_PATH) -> bool:
+    """Whether the registered papers' claims files differ from those the database's verdicts were judged from."""
+    stored = query("SELECT claims_digest FROM meta", db_path=db_path)[0]["claims_digest"]
+    return stored != claims_digest()
 
 
 def read_report(paper: str | None = None, db_path: Path = DB_PATH) -> list[dict[str, Any]]:
@@ -212,7 +233,9 @@ def build_database(records: list[RunRecord], tables: Tables, db_path: Path = DB_
             _load_table(con, "verdicts", VERDICT_COLUMNS, tables.verdicts, tmp)
             _load_table(con, "trend_points", TREND_POINT_COLUMNS, tables.trend_points, tmp)
             _load_table(con, "figures", FIGURE_COLUMNS, tables.figures, tmp)
-            con.execute("CREATE TABLE meta AS SELECT ? AS store_version", [STORE_VERSION])
+            con.execute(
+                "CREATE TABLE meta AS SELECT ? AS store_version, ? AS claims_digest", [STORE_VERSION, tables.digest]
+            )
             con.execute("CHECKPOINT")
         finally:
             con.close()
@@ -254,6 +277,7 @@ def judged_tables(claims: Sequence[Claim], records: Sequence[RunRecord], result:
         for point in trend_points(claim, [by_id[run_id] for run_id in verdict.run_ids])
     ]
     return Tables(
+        digest=claims_digest(),
         claims=[claim_row(c) for c in claims],
         verdicts=[{"position": i, **v.row()} for i, v in enumerate(verdicts)],
         trend_points=points,

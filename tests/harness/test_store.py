@@ -145,22 +145,44 @@ def test_a_database_of_an_older_version_says_run_ingest(paths) -> None:
         store.read_report(db_path=db)
 
 
+def toy_copy(tmp_path: Path, toy_site: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the toy plugin's source, registered in place of the original (to edit it); returns its folder."""
+    src = tmp_path / "src"
+    shutil.copytree(TOY_SRC, src)
+    for name in [m for m in sys.modules if m.split(".")[0] == "toy_paper"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(src))
+    monkeypatch.syspath_prepend(str(toy_site))
+    monkeypatch.chdir(tmp_path)
+    registry.reproductions.cache_clear()
+    return src / "toy_paper"
+
+
+def test_the_report_notes_claims_changed_since_the_ingest(
+    toy_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claims = toy_copy(tmp_path, toy_site, monkeypatch) / "claims.yaml"
+    db = tmp_path / "harness.duckdb"
+    try:
+        store.ingest(runs_dir=tmp_path / "runs", db_path=db)
+        assert not store.claims_changed(db)
+        claims.write_text(claims.read_text().replace("tolerance: 2.0", "tolerance: 0.5"))
+        assert store.claims_changed(db)
+        store.ingest(runs_dir=tmp_path / "runs", db_path=db)
+        assert not store.claims_changed(db)
+    finally:
+        registry.reproductions.cache_clear()
+
+
 def test_a_failing_figures_function_is_an_error_and_the_verdicts_still_go_in(
     toy_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    src = tmp_path / "src"
-    shutil.copytree(TOY_SRC, src)
+    src = toy_copy(tmp_path, toy_site, monkeypatch).parent
     init = src / "toy_paper" / "__init__.py"
     init.write_text(
         init.read_text().replace('package="toy_paper",', 'package="toy_paper", figures="toy_paper.fig:draw",')
     )
     (src / "toy_paper" / "fig.py").write_text("def draw(records):\n    raise ValueError('no axis to draw on')\n")
-    for name in [m for m in sys.modules if m.split(".")[0] == "toy_paper"]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.syspath_prepend(str(src))
-    monkeypatch.syspath_prepend(str(toy_site))
-    registry.reproductions.cache_clear()
-    monkeypatch.chdir(tmp_path)
     runs, db = tmp_path / "runs", tmp_path / "harness.duckdb"
     write_record(make_record(), runs)
     try:
