@@ -211,6 +211,8 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     """Prepare data, fit (unless ``fit: false``) and test; write one record per ``evaluate`` entry."""
     import pytorch_lightning as pl
 
+    from harness.predictions import PredictionsKeeper
+
     identity = _identity(resolved)
     evaluations = plan(repro, resolved, identity)
     paths = [record_path(e.run_id, runs_dir) for e in evaluations]
@@ -228,7 +230,9 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     pl.seed_everything(resolved["seed"], workers=True)
     system = _instantiate(resolved["system"], model=resolved["model"])
     trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": False}
-    trainer = pl.Trainer(**{**trainer_args, **(resolved.get("trainer") or {})})
+    trainer_args = {**trainer_args, **(resolved.get("trainer") or {})}
+    keeper = PredictionsKeeper([e.run_id for e in evaluations], runs_dir.parent)  # predictions -> artifacts
+    trainer = pl.Trainer(**{**trainer_args, "callbacks": [*(trainer_args.get("callbacks") or []), keeper]})
     started = now()
     if resolved["fit"]:
         trainer.fit(system, datamodule=datamodule)
@@ -244,6 +248,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
             tier=resolved["tier"], dataset=evaluation.dataset, split=evaluation.split, seed=resolved["seed"],
             metrics=_test_metrics(results, index), started_at=started, finished_at=finished,
             provenance=provenance, protocol=resolved.get("protocol"), config=resolved,
+            artifacts=keeper.artifacts(index),
         )  # fmt: skip
         written.append(write_record(record, runs_dir))
     return written
