@@ -101,12 +101,12 @@ def publish(staging: Path, parent: Path) -> Path:
 
 
 def _relative(path: Path, results_dir: Path) -> str:
-    """Paths inside the results folder relative to it; anything else (the data root) absolute."""
-    path = Path(os.path.abspath(path))
-    try:
-        return path.relative_to(Path(os.path.abspath(results_dir))).as_posix()
-    except ValueError:
-        return path.as_posix()
+    """A path as the record names it, relative to the results folder when it lies in the project holding that
+    folder (``artifacts/...``, ``../data/...``), else absolute (a data root elsewhere on the machine)."""
+    path, results_dir = Path(os.path.abspath(path)), Path(os.path.abspath(results_dir))
+    if path.is_relative_to(results_dir.parent):
+        return Path(os.path.relpath(path, results_dir)).as_posix()
+    return path.as_posix()
 
 
 def keep(metric: Any, datamodule: Any, index: int, run_id: str, results_dir: Path) -> dict[str, str]:

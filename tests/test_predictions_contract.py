@@ -187,7 +187,9 @@ def test_metric_writes_predictions_that_rescore_to_its_values(task_id: str, tmp_
     assert scoring.task == task_id
     written = metric.write_predictions(tmp_path / "out", scoring)
     assert set(written) <= {"predictions", *task.options}
-    scored = task.scorer()(scoring.references, written["predictions"], **{k: v for k, v in written.items() if k != "predictions"})
+    scored = task.scorer()(
+        scoring.references, written["predictions"], **{k: v for k, v in written.items() if k != "predictions"}
+    )
     values = {k: v for k, v in computed(metric).items() if k in scored or ALIASES.get(k) in scored}
     assert values, f"no value of {task_id}'s metric is one of its scorer's keys {sorted(scored)}"
     assert not agree(values, scored)
@@ -221,3 +223,53 @@ def test_reset_drops_the_kept_predictions() -> None:
     for metric in (*classification.values(), cityscapes):  # as Lightning resets what a system logs
         metric.reset()
     assert len(classification.kept_guesses()) == 0 and cityscapes.kept_pngs == []
+
+
+def scorer_key(metric: str, scored: dict[str, float]) -> str:
+    """The scorer's key for a record's metric name: the same name, lower-cased (COCO's ``AP`` is ``ap``), or an
+    alias (``exact_match`` / ``exact``, ``top1`` / ``accuracy``)."""
+    for key in scored:
+        if key.lower() == metric or ALIASES.get(metric) == key:
+            return key
+    raise AssertionError(f"the scorer gives no value for the record's metric {metric!r}: {sorted(scored)}")
+
+
+SMOKE_RUNS = [
+    # Cityscapes: label-id PNGs against gtFine/val under the data root (seconds: in the default suite)
+    ("mobilenetv3", "smoke-lraspp.yaml"),
+    # ImageNet-format classification (a derived references CSV) and COCO (a results JSON against the annotation
+    # file): about 20 s each
+    pytest.param("efficientnet", "smoke.yaml", marks=pytest.mark.slow),
+    pytest.param("mobilenetv3", "smoke-ssdlite.yaml", marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize(("paper", "config_name"), SMOKE_RUNS)
+def test_a_smoke_run_keeps_predictions_that_harness_score_turns_into_its_record(
+    paper: str, config_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One training step, then the whole test split: the record names its predictions, and the real ``harness
+    score`` command on them (run from the results folder) gives the record's metrics."""
+    import json
+
+    from harness import runner
+    from harness.predictions import references_sha256, rescore_args
+    from harness.records import read_record
+    from tests.conftest import harness_cli
+
+    monkeypatch.chdir(tmp_path)
+    repro = registry.reproduction(paper)
+    config = runner.load_config(repro.root / "configs" / config_name, "smoke")
+    resolved = runner.resolve_config(config, "smoke", None, None, None)
+    resolved["trainer"] = {**resolved["trainer"], "max_epochs": 1, "max_steps": 1, "limit_val_batches": 0}
+    (path,) = runner.run_training(repro, resolved, runs_dir=tmp_path / "results" / "runs")
+    record = read_record(path)
+    artifacts = record.artifacts
+    assert artifacts["predictions"].startswith(f"artifacts/{record.run_id}/")
+    assert artifacts["references_sha256"] == references_sha256(tmp_path / "results" / artifacts["references"])
+    done = harness_cli("score", *rescore_args(artifacts, Path(".")), "--json", cwd=tmp_path / "results")
+    assert done.returncode == 0, done.stderr
+    scored = json.loads(done.stdout)
+    for metric, value in record.metrics.items():
+        got = scored[scorer_key(metric, scored)]
+        assert got == pytest.approx(value, rel=1e-6, abs=1e-6, nan_ok=True) or (got is None and math.isnan(value))
