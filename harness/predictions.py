@@ -150,7 +150,8 @@ class PredictionsKeeper(pl.Callback):
 
     ``run_ids``: one per test loader, in order (the runner's ``evaluate`` entries). A loader whose system or data
     module lacks the hooks, a run on several devices, or a write that fails on bad data is reported on stderr and
-    leaves that record without artifacts: the run's metrics are never lost to its predictions.
+    (or any error while writing) leaves that record without artifacts: the run's metrics are never lost to its
+    predictions.
     """
 
     def __init__(self, run_ids: Sequence[str], results_dir: Path) -> None:
@@ -174,8 +175,9 @@ class PredictionsKeeper(pl.Callback):
                 continue
             try:
                 self.kept[index] = keep(metric, trainer.datamodule, index, run_id, self.results_dir)
-            except (HarnessError, OSError) as exc:
-                _note(f"predictions of {run_id} not kept: {exc}")
+            except Exception as exc:  # a run's metrics are worth more than its predictions: note it, go on
+                why = str(exc) if isinstance(exc, HarnessError | OSError) else f"{type(exc).__name__}: {exc}"
+                _note(f"predictions of {run_id} not kept: {why}")
 
 
 def _note(message: str) -> None:
