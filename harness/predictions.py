@@ -56,6 +56,27 @@ class Scoring:
         return str(index) if self.labels is None else self.labels[index]
 
 
+class KeptLists:
+    """Mixed in ahead of a torchmetrics ``Metric`` that keeps per-example predictions in plain lists (strings, PNG
+    bytes: what cannot be a tensor state, as states are synced across devices): ``kept_lists`` names them.
+    ``reset`` empties them, and ``forward``, which resets the metric to compute one batch's value, keeps what the
+    lists held before that batch."""
+
+    kept_lists: tuple[str, ...] = ()
+
+    def reset(self) -> None:
+        super().reset()
+        for name in self.kept_lists:
+            setattr(self, name, [])
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        before = {name: getattr(self, name) for name in self.kept_lists}
+        value = super().forward(*args, **kwargs)  # reset, update on this batch only, merge the states back
+        for name, items in before.items():
+            setattr(self, name, items + getattr(self, name))
+        return value
+
+
 def check_count(kept: int, scoring: Scoring, what: str = "predictions") -> None:
     """A metric holding more predictions than its loader has examples was fed another split (an error naming both)."""
     if kept > len(scoring.ids):

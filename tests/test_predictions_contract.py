@@ -210,19 +210,28 @@ def test_a_metric_holding_more_predictions_than_the_split_has_examples_is_an_err
         metric.write_predictions(tmp_path, Scoring("cifar-10", Path("refs.csv"), ["0", "1"]))
 
 
-def test_reset_drops_the_kept_predictions() -> None:
+def test_reset_drops_the_kept_predictions_and_forward_keeps_them() -> None:
+    """``forward`` (``metric(preds, target)``) resets the metric internally to compute one batch's value: what was
+    kept before that batch stays; ``reset`` (as Lightning resets what a system logs) drops it all."""
     import torch
 
     from tasks.cityscapes.metric import CityscapesIoU
     from tasks.imagenet.metric import accuracy_metrics
+    from tasks.librispeech.metric import LibriSpeechWER
+    from tasks.squad.metric import SquadMetric
 
-    classification, cityscapes = accuracy_metrics(3), CityscapesIoU()
-    classification.update(torch.eye(3), torch.arange(3))
-    cityscapes.update(torch.zeros(2, 4, 4, dtype=torch.long), torch.zeros(2, 4, 4, dtype=torch.long))
-    assert len(classification.kept_guesses()) == 3 and len(cityscapes.kept_pngs) == 2
-    for metric in (*classification.values(), cityscapes):  # as Lightning resets what a system logs
+    classification, cityscapes, squad, speech = accuracy_metrics(3), CityscapesIoU(), SquadMetric(), LibriSpeechWER()
+    for _ in range(2):
+        classification(torch.eye(3), torch.arange(3))
+        cityscapes(torch.zeros(2, 4, 4, dtype=torch.long), torch.zeros(2, 4, 4, dtype=torch.long))
+        squad(["an answer"], [["an answer"]], ids=["q"])
+        speech(["A WORD"], ["A WORD"], ids=["1-2-3"])
+    kept = (len(classification.kept_guesses()), len(cityscapes.kept_pngs), len(squad.answers), len(speech.hypotheses))
+    assert kept == (6, 4, 2, 2) and squad.qids == ["q", "q"] and speech.utterance_ids == ["1-2-3", "1-2-3"]
+    for metric in (*classification.values(), cityscapes, squad, speech):
         metric.reset()
-    assert len(classification.kept_guesses()) == 0 and cityscapes.kept_pngs == []
+    assert len(classification.kept_guesses()) == 0
+    assert cityscapes.kept_pngs == squad.answers == squad.qids == speech.hypotheses == speech.utterance_ids == []
 
 
 def scorer_key(metric: str, scored: dict[str, float]) -> str:

@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 from torchmetrics import Metric
 
-from harness.predictions import Scoring, check_count
+from harness.predictions import KeptLists, Scoring, check_count
 from tasks.cityscapes.score import IGNORE, NUM_CLASSES, OTHER, scores_from_confusion, train_ids_to_label_ids
 
 
@@ -36,7 +36,7 @@ def _count(codes: Tensor, size: int) -> Tensor:
     return torch.zeros(size, dtype=torch.long, device=codes.device).index_put_((values,), counts)
 
 
-class CityscapesIoU(Metric):
+class CityscapesIoU(KeptLists, Metric):
     """``miou``, ``miou_category`` and ``iou_<class>`` (×100) over all pixels seen.
 
     ``update(preds, target)``: ``preds`` train ids ``(N, H, W)`` or scores ``(N, 19, H, W)`` (arg-maxed over
@@ -46,6 +46,7 @@ class CityscapesIoU(Metric):
     is_differentiable = False
     higher_is_better = True
     full_state_update = False
+    kept_lists = ("kept_pngs",)
 
     def __init__(self, ignore_index: int = IGNORE, keep_predictions: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -75,10 +76,6 @@ class CityscapesIoU(Metric):
     def compute(self) -> dict[str, Tensor]:
         scores = scores_from_confusion(self.confusion.cpu().numpy())
         return {key: torch.tensor(value, dtype=torch.float64) for key, value in scores.items()}
-
-    def reset(self) -> None:
-        super().reset()
-        self.kept_pngs = []
 
     def write_predictions(self, folder: Path, scoring: Scoring) -> dict[str, Path]:
         """``folder/predictions/<name>``: one label-id PNG per image seen, named by ``scoring.ids`` (file names

@@ -23,18 +23,19 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from harness.errors import HarnessError
-from harness.predictions import Scoring, check_count
+from harness.predictions import KeptLists, Scoring, check_count
 from tasks.librispeech.score import wer_percent, word_counts
 
 COUNT_STATES = ("substitutions", "deletions", "insertions", "hits", "words", "utterances")
 
 
-class LibriSpeechWER(Metric):
+class LibriSpeechWER(KeptLists, Metric):
     """Corpus-level WER in percent over all utterances seen; :meth:`counts` gives the scorer's keys."""
 
     is_differentiable = False
     higher_is_better = False
     full_state_update = False
+    kept_lists = ("hypotheses", "utterance_ids")
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -65,10 +66,6 @@ class LibriSpeechWER(Metric):
         with self.sync_context():
             values = {name: int(getattr(self, name)) for name in COUNT_STATES}
         return {"wer": wer_percent(values), **values}
-
-    def reset(self) -> None:
-        super().reset()
-        self.hypotheses, self.utterance_ids = [], []
 
     def write_predictions(self, folder: Path, scoring: Scoring) -> dict[str, Path]:
         """``folder/hypotheses.txt``: one ``<utterance-id> WORDS`` line per utterance seen (white space collapsed)."""

@@ -20,13 +20,13 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from harness.errors import HarnessError
-from harness.predictions import Scoring, check_count
+from harness.predictions import KeptLists, Scoring, check_count
 from tasks.squad.score import question_scores_v1, question_scores_v2
 
 _QUESTION_SCORES = {"1.1": question_scores_v1, "2.0": question_scores_v2}
 
 
-class SquadMetric(Metric):
+class SquadMetric(KeptLists, Metric):
     """``exact_match`` and ``f1`` over all questions seen, as percentages.
 
     ``update(preds, target)``: ``preds`` the predicted answer strings of a batch; ``target`` for each question its
@@ -37,6 +37,7 @@ class SquadMetric(Metric):
     is_differentiable = False
     higher_is_better = True
     full_state_update = False
+    kept_lists = ("answers", "qids", "na_probs")
 
     def __init__(self, version: str = "1.1", **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -78,10 +79,6 @@ class SquadMetric(Metric):
 
     def compute(self) -> dict[str, Tensor]:
         return {"exact_match": 100.0 * self.exact_sum / self.total, "f1": 100.0 * self.f1_sum / self.total}
-
-    def reset(self) -> None:
-        super().reset()
-        self.answers, self.qids, self.na_probs = [], [], []
 
     def write_predictions(self, folder: Path, scoring: Scoring) -> dict[str, Path]:
         """``folder/predictions.json`` (``{question id: answer}``) and, when every update gave ``na_probs``,
