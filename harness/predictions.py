@@ -207,12 +207,14 @@ def _note(message: str) -> None:
 
 def rescore_args(artifacts: Mapping[str, str], results_dir: Path) -> list[str]:
     """The ``harness score`` arguments that re-score a record's predictions (paths resolved against
-    ``results_dir``, the folder holding ``runs/`` and ``artifacts/``)."""
+    ``results_dir``, the folder holding ``runs/`` and ``artifacts/``); other artifacts (a checkpoint) are left out."""
+    from harness import registry
+
     if "predictions" not in artifacts:
         raise HarnessError("the record's artifacts name no predictions (the run kept none)")
-    args = [artifacts["task"]]
-    for name, value in artifacts.items():
-        if name in ("task", "references_sha256"):
-            continue
-        args += [f"--{name.replace('_', '-')}", str(Path(results_dir) / value)]
+    task = registry.task(artifacts["task"])
+    args = [task.id]
+    for name in ("references", "predictions", *task.options):
+        if name in artifacts:
+            args += [f"--{name.replace('_', '-')}", str(Path(results_dir) / artifacts[name])]
     return args
