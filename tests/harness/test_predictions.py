@@ -115,3 +115,15 @@ def test_the_keeper_notes_what_it_could_not_keep_and_keeps_the_rest(tmp_path: Pa
 def test_rescore_args_need_predictions() -> None:
     with pytest.raises(HarnessError, match="name no predictions"):
         rescore_args({}, Path("results"))
+
+
+def test_rescore_args_take_the_tasks_options_and_leave_a_checkpoint_out() -> None:
+    artifacts = {
+        "task": "squad-v2.0", "predictions": "artifacts/r/d/predictions.json", "na_probs": "artifacts/r/d/na.json",
+        "references": "../data/dev-v2.0.json", "references_sha256": "ab", "checkpoint": "c.safetensors",
+        "checkpoint_sha256": "cd",
+    }  # fmt: skip
+    assert rescore_args(artifacts, Path("results")) == [
+        "squad-v2.0", "--references", "results/../data/dev-v2.0.json",
+        "--predictions", "results/artifacts/r/d/predictions.json", "--na-probs", "results/artifacts/r/d/na.json",
+    ]  # fmt: skip
