@@ -243,14 +243,24 @@ def scorer_key(metric: str, scored: dict[str, float]) -> str:
     raise AssertionError(f"the scorer gives no value for the record's metric {metric!r}: {sorted(scored)}")
 
 
-SMOKE_RUNS = [
-    # Cityscapes: label-id PNGs against gtFine/val under the data root (seconds: in the default suite)
-    ("mobilenetv3", "smoke-lraspp.yaml"),
-    # ImageNet-format classification (a derived references CSV) and COCO (a results JSON against the annotation
-    # file): about 20 s each
-    pytest.param("efficientnet", "smoke.yaml", marks=pytest.mark.slow),
-    pytest.param("mobilenetv3", "smoke-ssdlite.yaml", marks=pytest.mark.slow),
-]
+# the smoke run in the default suite (seconds): Cityscapes label-id PNGs against gtFine/val under the data root
+FAST_SMOKE = ("mobilenetv3", "smoke-lraspp.yaml")
+
+
+def smoke_runs() -> list[Any]:
+    """Every smoke config of every paper the harness runs itself (a paper with its own ``runner``, the SGD width
+    sweep, keeps no predictions: docs/plugins.md); all but FAST_SMOKE are slow (10-30 s each)."""
+    runs = []
+    for paper, repro in registry.reproductions().items():
+        if repro.runner is not None:
+            continue
+        for path in sorted((repro.root / "configs").glob("smoke*.yaml")):
+            marks = () if (paper, path.name) == FAST_SMOKE else (pytest.mark.slow,)
+            runs.append(pytest.param(paper, path.name, marks=marks, id=f"{paper}-{path.stem}"))
+    return runs
+
+
+SMOKE_RUNS = smoke_runs()
 
 
 @pytest.mark.parametrize(("paper", "config_name"), SMOKE_RUNS)
