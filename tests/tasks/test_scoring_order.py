@@ -92,3 +92,23 @@ def test_librispeech_hypotheses_in_loader_order_score_a_wer_of_zero(tmp_path: Pa
     written = metric.write_predictions(tmp_path / "out", scoring)
     scored = registry.task(scoring.task).scorer()(scoring.references, written["predictions"])
     assert (scored["wer"], scored["utterances"]) == (0.0, len(scoring.ids))
+
+
+def test_both_mnli_loaders_score_perfect_with_their_own_dev_files(tmp_path: Path) -> None:
+    """``glue-mnli`` tests on two loaders: each names its own scorer task, dev file and ids."""
+    from tasks.glue.data import GlueDataModule
+    from tasks.glue.fixtures import write_tiny_glue_data
+    from tasks.glue.metric import glue_metrics
+
+    data = GlueDataModule(write_tiny_glue_data(tmp_path / "data", "glue-mnli"), task="glue-mnli", batch_size=3)
+    data.setup("test")
+    tasks = []
+    for index, loader in enumerate(data.test_dataloader()):
+        scoring = data.scoring(index, tmp_path)
+        metric = glue_metrics(scoring.task)
+        for batch in loader:
+            metric.update(batch["labels"], batch["labels"])
+        written = metric.write_predictions(tmp_path / f"out{index}", scoring)
+        assert registry.task(scoring.task).scorer()(scoring.references, written["predictions"]) == {"accuracy": 100.0}
+        tasks.append(scoring.task)
+    assert tasks == ["glue-mnli-m", "glue-mnli-mm"]
