@@ -182,6 +182,19 @@ def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from harness.records import RUNS_DIR
+    from harness.rescore import find_record, rescore
+
+    path = find_record(args.run, RUNS_DIR)
+    rows = rescore(path)
+    _emit(rows, args.json, ["metric", "recorded", "rescored", "agrees"])
+    disagree = [row["metric"] for row in rows if row["agrees"] is False]
+    if disagree:
+        print(f"harness: {path}: re-scoring disagrees with the record on {', '.join(disagree)}", file=sys.stderr)
+    return 1 if disagree else 0
+
+
 def _task_options(task: Any, extra: list[str]) -> dict[str, str]:
     """Turn ``--na-probs FILE`` into ``{"na_probs": FILE}`` for the options the task declares."""
     from harness.errors import HarnessError
@@ -233,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("task")
     p.add_argument("--references", required=True)
     p.add_argument("--predictions", required=True)
+    p = command("rescore", "score a run's kept predictions again and compare with its record (exit 1 if they differ)")
+    p.add_argument("run", help="a run id (in results/runs/) or a record file")
     p = command("ingest", "load run records into results/harness.duckdb (idempotent)", json_flag=False)
     p.add_argument("files", nargs="*", type=Path, help="record files or folders (default: results/runs/)")
     command("report", "verdict per claim").add_argument("--paper")
@@ -245,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 HANDLERS = {
     "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
-    "ingest": cmd_ingest, "report": cmd_report, "leaderboard": cmd_leaderboard,
+    "ingest": cmd_ingest, "rescore": cmd_rescore, "report": cmd_report, "leaderboard": cmd_leaderboard,
 }  # fmt: skip
 
 

@@ -106,6 +106,17 @@ def files_hash(root: Path, names: Sequence[str]) -> str:
     return hashlib.sha256(manifest.encode()).hexdigest()
 
 
+def tree_digest(folder: Path) -> str:
+    """sha256 of the sorted ``sha256  relative/path`` lines of every file under ``folder``."""
+    names = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
+    return files_hash(folder, names)
+
+
+def references_sha256(path: Path) -> str:
+    """sha256 of a references file, or :func:`tree_digest` of a references folder."""
+    return tree_digest(path) if path.is_dir() else file_sha256(path)
+
+
 def _git(*args: str) -> str | None:
     try:
         out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=20, check=True)
