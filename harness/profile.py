@@ -9,12 +9,15 @@ is counted as its Q/K/V and output projections, the attention scores ``QK^T`` an
 ``T·T·d`` multiply-adds per sequence and layer, at full ``T×T`` size whatever the causal or padding mask), its
 feed-forward layers and the output head; the bias adds are not counted.
 
-Two CPU kernels FlopCounterMode leaves out (checked on torch 2.13) are counted here by the same rule, so a model
-is counted the same whichever kernel runs it:
+The CPU kernels FlopCounterMode leaves out (checked on torch 2.13: it counts them as 0) are counted here by the
+same rule, so a model is counted the same whichever kernel runs it:
 
-- ``F.scaled_dot_product_attention`` (and ``nn.MultiheadAttention(need_weights=False)``,
-  ``nn.TransformerEncoderLayer``) runs ``aten._scaled_dot_product_flash_attention_for_cpu`` without dropout,
-  which torch counts as 0 (with dropout it falls back to ``bmm``, which is counted): counted as ``QK^T`` plus ``AV``.
+- ``F.scaled_dot_product_attention`` (and ``nn.MultiheadAttention(need_weights=False)`` in training mode) runs
+  ``aten._scaled_dot_product_flash_attention_for_cpu`` without dropout (with dropout it falls back to ``bmm``,
+  which is counted): counted as ``QK^T`` plus ``AV``.
+- The inference fast paths of ``nn.MultiheadAttention`` (``aten._native_multi_head_attention``) and of
+  ``nn.TransformerEncoderLayer`` (``aten._transformer_encoder_layer_fwd``, eval mode without gradients, as
+  profiling runs): counted as their projections and feed-forward matrices once per token plus ``QK^T`` and ``AV``.
 - ``nn.LSTM`` without projections runs oneDNN's ``aten.mkldnn_rnn_layer``, which torch counts as 0 (``nn.GRU``
   and a projected LSTM decompose into ``addmm``/``mm`` and are counted): counted as each gate weight matrix
   applied once per time step and sequence, ``T·B·4H·(I + H)`` per layer and direction.
@@ -69,8 +72,28 @@ def _mkldnn_rnn_layer_flops(inp: Any, w_ih: Any, w_hh: Any, *args: Any, out_val:
     return 2 * steps_times_batch * (w_ih.numel() + w_hh.numel())
 
 
-_sdpa_cpu_flops._get_raw = True  # FlopCounterMode passes these the tensors themselves, not their shapes
-_mkldnn_rnn_layer_flops._get_raw = True
+def _native_attention_flops(query: Any, key: Any, value: Any, dim: int, heads: int, qkv: Any, qkv_bias: Any,
+                            proj: Any, *args: Any, out_val: Any = None, **kwargs: Any) -> int:  # fmt: skip
+    """FLOPs of torch's fused multi-head attention: Q, K, V and output projections plus ``QK^T`` and ``AV``."""
+    *batch, t_q, _ = query.shape
+    t_k, sequences = key.shape[-2], query.numel() // (t_q * dim)
+    projections = sequences * (t_q * 2 * dim * dim + t_k * 2 * dim * dim)  # Q and output; K and V
+    return 2 * (projections + sequences * t_q * t_k * 2 * dim)
+
+
+def _encoder_layer_flops(src: Any, dim: int, heads: int, qkv: Any, qkv_bias: Any, proj: Any, proj_bias: Any,
+                         *args: Any, out_val: Any = None, **kwargs: Any) -> int:  # fmt: skip
+    """FLOPs of torch's fused ``nn.TransformerEncoderLayer`` (its inference fast path): every weight matrix once per
+    token (Q, K, V, output projection, both feed-forward layers) plus ``QK^T`` and ``AV``."""
+    ffn_in, ffn_out = args[7], args[9]  # after use_gelu, norm_first, eps and the two LayerNorms' weights and biases
+    t = src.shape[-2]
+    tokens = src.numel() // dim
+    matrices = qkv.numel() + proj.numel() + ffn_in.numel() + ffn_out.numel()
+    return 2 * (tokens * matrices + tokens * t * 2 * dim)
+
+
+for _formula in (_sdpa_cpu_flops, _mkldnn_rnn_layer_flops, _native_attention_flops, _encoder_layer_flops):
+    _formula._get_raw = True  # FlopCounterMode passes these the tensors themselves, not their shapes
 
 
 def _uncounted_kernels() -> dict[Any, Any]:
@@ -80,6 +103,8 @@ def _uncounted_kernels() -> dict[Any, Any]:
     formulas = {
         aten._scaled_dot_product_flash_attention_for_cpu: _sdpa_cpu_flops,
         aten.mkldnn_rnn_layer: _mkldnn_rnn_layer_flops,
+        aten._native_multi_head_attention: _native_attention_flops,
+        aten._transformer_encoder_layer_fwd: _encoder_layer_flops,
     }
     return formulas
 
@@ -122,7 +147,7 @@ def check_signature(spec: ModelSpec, module: Any) -> None:
     spec's inputs: a name it has no argument for, or an argument without a default that no input fills."""
     signature = inspect.signature(module.forward)
     params = signature.parameters.values()
-    where = f"model {spec.id!r}: {type(module).__name__}.forward{signature}"
+    where = f"model {spec.id!r}: {type(module).__name__}.forward({', '.join(map(str, signature.parameters))})"
     names = [each.name for each in spec.input_specs()]
     takes_any = any(p.kind is p.VAR_KEYWORD for p in params)
     keyword = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
