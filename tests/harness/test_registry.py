@@ -74,7 +74,9 @@ def test_loading_the_registry_imports_no_torch(toy_site: Path, tmp_path: Path) -
 def test_unknown_ids_list_what_is_registered(toy: Path) -> None:
     with pytest.raises(HarnessError, match="unknown paper 'nope'; registered: .*toy-paper"):
         registry.reproduction("nope")
-    with pytest.raises(HarnessError, match="has no model 'toy-cnn'; it has: \\['toy-mlp', 'toy-mlp-wide', 'toy-bow'\\]"):
+    with pytest.raises(
+        HarnessError, match="has no model 'toy-cnn'; it has: \\['toy-mlp', 'toy-mlp-wide', 'toy-bow'\\]"
+    ):
         registry.reproduction("toy-paper").model("toy-cnn")
 
 
