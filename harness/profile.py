@@ -31,6 +31,7 @@ under ``torch.manual_seed(0)``. A spec that disagrees with its model is a :class
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,12 +59,9 @@ class Profile:
 
 def _sdpa_cpu_flops(query: Any, key: Any, value: Any, *args: Any, out_val: Any = None, **kwargs: Any) -> int:
     """FLOPs of scaled dot-product attention: ``QK^T`` (B·H·Tq·Tk·d) plus ``AV`` (B·H·Tq·Tk·dv), 2 per MAC."""
-    *batch, t_q, d = query.shape
+    *batch_and_heads, t_q, d = query.shape
     t_k, d_v = key.shape[-2], value.shape[-1]
-    heads = 1
-    for n in batch:
-        heads *= n
-    return 2 * heads * t_q * t_k * (d + d_v)
+    return 2 * math.prod(batch_and_heads) * t_q * t_k * (d + d_v)
 
 
 def _mkldnn_rnn_layer_flops(inp: Any, w_ih: Any, w_hh: Any, *args: Any, out_val: Any = None, **kwargs: Any) -> int:
@@ -75,8 +73,8 @@ def _mkldnn_rnn_layer_flops(inp: Any, w_ih: Any, w_hh: Any, *args: Any, out_val:
 def _native_attention_flops(query: Any, key: Any, value: Any, dim: int, heads: int, qkv: Any, qkv_bias: Any,
                             proj: Any, *args: Any, out_val: Any = None, **kwargs: Any) -> int:  # fmt: skip
     """FLOPs of torch's fused multi-head attention: Q, K, V and output projections plus ``QK^T`` and ``AV``."""
-    *batch, t_q, _ = query.shape
-    t_k, sequences = key.shape[-2], query.numel() // (t_q * dim)
+    t_q, t_k = query.shape[-2], key.shape[-2]
+    sequences = query.numel() // (t_q * dim)
     projections = sequences * (t_q * 2 * dim * dim + t_k * 2 * dim * dim)  # Q and output; K and V
     return 2 * (projections + sequences * t_q * t_k * 2 * dim)
 
@@ -100,13 +98,12 @@ def _uncounted_kernels() -> dict[Any, Any]:
     import torch
 
     aten = torch.ops.aten
-    formulas = {
+    return {
         aten._scaled_dot_product_flash_attention_for_cpu: _sdpa_cpu_flops,
         aten.mkldnn_rnn_layer: _mkldnn_rnn_layer_flops,
         aten._native_multi_head_attention: _native_attention_flops,
         aten._transformer_encoder_layer_fwd: _encoder_layer_flops,
     }
-    return formulas
 
 
 def count_macs(module: Any, *args: Any, **kwargs: Any) -> int:

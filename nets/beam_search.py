@@ -112,9 +112,11 @@ def beam_search(
     lm_step: StepFn | None = None,
     lm_state: Any = None,
     lm_weight: float = 0.0,
+    device: torch.device | str = "cpu",
 ) -> list[Hypothesis]:
     """The best ``beam_size`` hypotheses, best first (see the module docstring for the scores and the search).
-    ``alpha`` and ``lm_weight`` are at least 0: the early stop relies on scores that only fall with length."""
+    ``alpha`` and ``lm_weight`` are at least 0: the early stop relies on scores that only fall with length.
+    ``device``: where the prefixes live (the step function's device)."""
     if beam_size < 1 or max_len < 1 or alpha < 0 or lm_weight < 0:
         given = f"beam_size={beam_size}, max_len={max_len}, alpha={alpha}, lm_weight={lm_weight}"
         raise ValueError(f"need beam_size, max_len >= 1 and alpha, lm_weight >= 0; got {given}")
@@ -125,7 +127,7 @@ def beam_search(
         score = log_prob / length_penalty(len(generated), alpha, length_norm)
         finished.append(Hypothesis(generated, log_prob, score))
 
-    beams: _Beams | None = _Beams(torch.tensor([[bos]]), torch.zeros(1), state, lm_state)
+    beams: _Beams | None = _Beams(torch.tensor([[bos]], device=device), torch.zeros(1, device=device), state, lm_state)
     for length in range(1, max_len + 1):
         total, beams = _scores(beams, step, lm_step, lm_weight)
         beams = _extend(total, beams, eos, beam_size, finish)
