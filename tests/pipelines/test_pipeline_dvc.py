@@ -48,7 +48,8 @@ def git(repo: Path, *args: str) -> None:
 
 
 def run(repo: Path, *argv: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": f"{repo / 'site'}{os.pathsep}{repo / 'plugins'}", "DVC_NO_ANALYTICS": "1"}
+    path = os.pathsep.join(map(str, (repo / "site", repo / "plugins", REPO)))  # REPO: this checkout's harness
+    env = {**os.environ, "PYTHONPATH": path, "DVC_NO_ANALYTICS": "1"}
     return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
 
 
