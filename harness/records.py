@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import HarnessError
+from harness.tiers import TIERS
 
 SCHEMA = "harness.run/1"
 RUNS_DIR = Path("results/runs")
@@ -51,7 +52,7 @@ class RunRecord(BaseModel):
     run_id: str = Field(pattern=RUN_ID_PATTERN, max_length=200)
     paper: str = Field(min_length=1)
     model: str = Field(min_length=1)
-    tier: Literal["arch", "smoke", "budget", "full", "weights"]
+    tier: Literal[TIERS]
     dataset: str = Field(min_length=1)
     split: str = Field(min_length=1)
     seed: int

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.tiers import TABLE, TIERS
 
 REPRODUCTIONS_GROUP = "harness.reproductions"
 TASKS_GROUP = "harness.tasks"
-TIERS = ("arch", "smoke", "budget", "full", "weights")
 
 
 def model_variant(model: str, variants: Collection[str], family: str, prefix: str = "") -> str:
@@ -175,17 +175,30 @@ class Reproduction:
     ``function(repro, config_path, tier=..., model=..., seed=..., data_root=..., runs_dir=...)`` and returns the
     paths of the run records it wrote (see docs/plugins.md).
     ``figures`` optionally names ``"module:function"`` taking the paper's run records (as dicts) and returning
-    ``[(title, vega_lite_spec), ...]``: the figures its claims are about, drawn on the leaderboard's paper page.
+    ``[(title, vega_lite_spec), ...]``: the figures its claims are about. ``harness ingest`` calls it and stores the
+    specs; the leaderboard's paper page draws them from the database.
+    The paper is named by exactly one of ``arxiv`` (an arXiv id with its version) or ``url`` (where a paper without
+    an arXiv id is published, e.g. OpenAI's GPT report); :attr:`link` is its address either way.
     """
 
     id: str
     title: str
-    arxiv: str
     package: str
+    arxiv: str | None = field(default=None, kw_only=True)
+    url: str | None = field(default=None, kw_only=True)
     tasks: tuple[str, ...] = ()
     models: tuple[ModelSpec, ...] = ()
     runner: str | None = None
     figures: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.arxiv is None) == (self.url is None):
+            raise HarnessError(f"reproduction {self.id!r}: give exactly one of 'arxiv' (with version) or 'url'")
+
+    @property
+    def link(self) -> str:
+        """The paper's address: its arXiv abstract page, or its ``url``."""
+        return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else str(self.url)
 
     @property
     def root(self) -> Path:
@@ -207,7 +220,7 @@ class Reproduction:
         (variants of a tier, ``configs/<tier>-<variant>.yaml``, are run with ``--config``)."""
         present = {path.stem.split("-", 1)[0] for path in (self.root / "configs").glob("*.yaml")}
         if self.models:
-            present.add("arch")
+            present |= {tier.name for tier in TABLE if not tier.needs_config}  # arch: profiles the models
         return tuple(tier for tier in TIERS if tier in present)
 
     def model(self, model_id: str) -> ModelSpec:

@@ -214,6 +214,8 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     ``init_from`` (harness.chains) loads the parent's weights before the fit; ``save_checkpoint`` stores them after."""
     import pytorch_lightning as pl
 
+    from harness.predictions import PredictionsKeeper
+
     identity = _identity(resolved)
     evaluations = plan(repro, resolved, identity)
     paths = [record_path(e.run_id, runs_dir) for e in evaluations]
@@ -226,7 +228,9 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     if "init_from" in resolved:
         _load_parent(system, resolved["init_from"], runs_dir)
     trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": False}
-    trainer = pl.Trainer(**{**trainer_args, **(resolved.get("trainer") or {})})
+    trainer_args = {**trainer_args, **(resolved.get("trainer") or {})}
+    keeper = PredictionsKeeper([e.run_id for e in evaluations], runs_dir.parent)  # predictions -> artifacts
+    trainer = pl.Trainer(**{**trainer_args, "callbacks": [*(trainer_args.get("callbacks") or []), keeper]})
     started = now()
     if resolved["fit"]:
         trainer.fit(system, datamodule=datamodule)
@@ -243,7 +247,8 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
             run_id=evaluation.run_id, paper=repro.id, model=resolved["model"], tier=resolved["tier"],
             dataset=evaluation.dataset, split=evaluation.split, seed=resolved["seed"],
             metrics=_test_metrics(results, index), started_at=started, finished_at=finished, provenance=provenance,
-            protocol=resolved.get("protocol"), config=resolved, artifacts=artifacts, parents=parents,
+            protocol=resolved.get("protocol"), config=resolved, artifacts={**artifacts, **keeper.artifacts(index)},
+            parents=parents,
         )  # fmt: skip
         written.append(write_record(record, runs_dir))
     return written

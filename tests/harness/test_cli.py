@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -47,9 +46,10 @@ def test_json_shapes(toy_site: Path, tmp_path: Path) -> None:
 
 
 def test_report_without_database_says_so(toy_site: Path, tmp_path: Path) -> None:
+    """The report reads the verdicts ingest wrote; with no database it says how to make one (it judges nothing)."""
     done = harness_cli("report", "--json", cwd=tmp_path, site=toy_site)
-    assert done.returncode == 0 and "does not exist yet" in done.stderr
-    assert {row["status"] for row in json.loads(done.stdout) if row["paper"] == "toy-paper"} == {"not-run"}
+    assert done.returncode == 2 and done.stdout == ""
+    assert "no database yet; create it with `harness ingest`" in done.stderr
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ def test_plugin_distribution_is_listed_by_the_cli(toy_site: Path, tmp_path: Path
         "id": "toy-paper",
         "title": "A Toy Paper About Digits",
         "arxiv": "2001.00001v2",
+        "url": "https://arxiv.org/abs/2001.00001v2",
         "tasks": ["toy-digits"],
         "models": ["toy-mlp", "toy-mlp-wide", "toy-bow"],
         "tiers": ["arch", "smoke", "budget"],
