@@ -16,7 +16,7 @@ REPORT_KEYS = {"paper", "claim_id", "kind", "model", "dataset", "split", "metric
 def test_run_arch_then_report_json(toy_site: Path, tmp_path: Path) -> None:
     done = harness_cli("run", "toy-paper", "--tier", "arch", cwd=tmp_path, site=toy_site)
     assert done.returncode == 0, done.stderr
-    assert "database holds 2 run(s)" in done.stderr
+    assert "database holds 3 run(s)" in done.stderr  # toy-mlp, toy-mlp-wide, toy-bow
     report = cli_json("report", "--paper", "toy-paper", cwd=tmp_path, site=toy_site)
     assert all(set(row) == REPORT_KEYS for row in report)
     by_id = {row["claim_id"]: row for row in report}
