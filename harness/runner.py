@@ -55,6 +55,8 @@ def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUN
     written = []
     for spec in specs:
         config = {"build": spec.build, "kwargs": dict(spec.kwargs), "input_shape": list(spec.input_shape)}
+        if spec.inputs:  # named inputs: every one is part of what was profiled
+            config["inputs"] = {each.name: list(each.shape) for each in spec.inputs}
         run_id = make_run_id(repro.id, spec.id, "arch", spec.dataset, "none", config, 0)
         if record_path(run_id, runs_dir).exists():
             written.append(record_path(run_id, runs_dir))
@@ -212,6 +214,8 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     ``init_from`` (harness.chains) loads the parent's weights before the fit; ``save_checkpoint`` stores them after."""
     import pytorch_lightning as pl
 
+    from harness.predictions import PredictionsKeeper
+
     identity = _identity(resolved)
     evaluations = plan(repro, resolved, identity)
     paths = [record_path(e.run_id, runs_dir) for e in evaluations]
@@ -224,7 +228,9 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     if "init_from" in resolved:
         _load_parent(system, resolved["init_from"], runs_dir)
     trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": False}
-    trainer = pl.Trainer(**{**trainer_args, **(resolved.get("trainer") or {})})
+    trainer_args = {**trainer_args, **(resolved.get("trainer") or {})}
+    keeper = PredictionsKeeper([e.run_id for e in evaluations], runs_dir.parent)  # predictions -> artifacts
+    trainer = pl.Trainer(**{**trainer_args, "callbacks": [*(trainer_args.get("callbacks") or []), keeper]})
     started = now()
     if resolved["fit"]:
         trainer.fit(system, datamodule=datamodule)
@@ -241,7 +247,8 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
             run_id=evaluation.run_id, paper=repro.id, model=resolved["model"], tier=resolved["tier"],
             dataset=evaluation.dataset, split=evaluation.split, seed=resolved["seed"],
             metrics=_test_metrics(results, index), started_at=started, finished_at=finished, provenance=provenance,
-            protocol=resolved.get("protocol"), config=resolved, artifacts=artifacts, parents=parents,
+            protocol=resolved.get("protocol"), config=resolved, artifacts={**artifacts, **keeper.artifacts(index)},
+            parents=parents,
         )  # fmt: skip
         written.append(write_record(record, runs_dir))
     return written
