@@ -141,6 +141,25 @@ def _librispeech(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, 
     return metric, Scoring(task_id, files["references"], ids)
 
 
+def _debian_corpora(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """``debian-lm``: the example's log-probabilities with their tokens' ids (the vocabulary: the example's tokens,
+    sorted), in two batches as a test loader serves them; the classification corpora as the other classifiers."""
+    if task_id != "debian-lm":
+        return _classification(task_id, files, tmp)
+    import torch
+
+    from tasks.debian_corpora.metric import TokenPerplexity
+
+    rows = [line.split("\t") for line in files["predictions"].read_text(encoding="utf-8").splitlines()]
+    vocab = sorted({token for token, _ in rows})
+    targets = torch.tensor([vocab.index(token) for token, _ in rows])
+    log_probs = torch.tensor([float(value) for _, value in rows], dtype=torch.float64)
+    metric = TokenPerplexity()
+    for part in (slice(0, 2), slice(2, None)):
+        metric.update(log_probs[part][None], targets[part][None])
+    return metric, Scoring(task_id, files["references"], range(len(rows)), labels=vocab)
+
+
 # the scorer's package -> how to feed that family's metric from its example pair
 FEEDERS: dict[str, Callable[[str, dict[str, Path], Path], tuple[Any, Scoring]]] = {
     "tasks.imagenet": _classification,
@@ -153,6 +172,7 @@ FEEDERS: dict[str, Callable[[str, dict[str, Path], Path], tuple[Any, Scoring]]] 
     "tasks.squad": _squad,
     "tasks.glue": _glue,
     "tasks.librispeech": _librispeech,
+    "tasks.debian_corpora": _debian_corpora,
 }
 
 

@@ -2,12 +2,14 @@
 
 - :class:`DebianLMDataModule` reads ``wiki.{train,valid,test}.tokens`` (WikiText-103's layout, so it reads
   WikiText-103 itself too). Each line's tokens and an ``<eos>`` make the stream (as the scorer counts them); the
-  vocabulary is the training stream's tokens, most frequent first (ties by the token), ``<eos>`` and ``<unk>``
-  included. Batches are ``(inputs, targets)``, long ``(batch_size, bptt)``: the stream cut into ``batch_size``
-  equal rows (the remainder dropped) and read ``bptt`` columns at a time, targets one token ahead, in order (no
-  shuffling: a recurrent model may carry its state across batches). ``train_tokens`` keeps only the first so many
-  training tokens (a budget run's cap, the vocabulary then being that prefix's; the data hash still names the whole
-  corpus, and the cap is in the config).
+  vocabulary is the whole training stream's tokens, most frequent first (ties by the token), ``<eos>`` and
+  ``<unk>`` included. Batches are ``(inputs, targets)``, long ``(rows, bptt)``, read ``bptt`` columns at a time
+  and in order (no shuffling: a recurrent model may carry its state across batches). Training: the stream cut
+  into ``batch_size`` equal rows (the remainder dropped), targets one token ahead. Validation and test: one row,
+  the inputs the stream behind one ``<eos>`` (the file starts after a line end) and the targets the stream
+  itself, so every token of the file is predicted exactly once and in order, as the scorer counts them (the last
+  window may be shorter). ``train_tokens`` keeps only the first so many training tokens (a budget run's cap; the
+  vocabulary and the data hash still come from the whole corpus, and the cap is in the config).
 - :class:`DebianTextDataModule` reads a classification corpus (``wordnet-lexname``, ``fortune-category``) in
   Zhang et al.'s CSV layout with ``tasks.text_classification.data.read_zhang_csv`` (ids = 0-based row numbers,
   labels = 0-based class indices, class names from ``classes.txt``). ``per_class = N`` keeps N training examples
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -37,6 +40,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 from harness.registry import load_object
 from tasks.debian_corpora.corpus import CLASSIFICATION_FILES, LM_FILES, folder_hash
 from tasks.debian_corpora.score import EOS
@@ -89,22 +93,32 @@ def encode(stream: Sequence[str], vocab: dict[str, int]) -> torch.Tensor:
 
 
 class Windows(Dataset):
-    """``(inputs, targets)`` windows of a ``(rows, length)`` id matrix, ``bptt`` columns each, in order."""
+    """``(inputs, targets)`` windows of ``bptt`` columns of two ``(rows, length)`` id matrices, in order."""
 
-    def __init__(self, ids: torch.Tensor, rows: int, bptt: int) -> None:
-        usable = (len(ids) // rows) * rows
-        if usable // rows < 2:
+    def __init__(self, inputs: torch.Tensor, targets: torch.Tensor, bptt: int) -> None:
+        self.inputs, self.targets, self.bptt = inputs, targets, bptt
+
+    @classmethod
+    def training(cls, ids: torch.Tensor, rows: int, bptt: int) -> Windows:
+        """The stream in ``rows`` equal rows (remainder dropped), targets one token ahead."""
+        length = len(ids) // rows
+        if length < 2:
             raise HarnessError(f"{len(ids)} tokens are too few for {rows} rows")
-        self.data = ids[:usable].view(rows, -1)  # (rows, L)
-        self.bptt = bptt
+        data = ids[: rows * length].view(rows, length)
+        return cls(data[:, :-1], data[:, 1:], bptt)
+
+    @classmethod
+    def scoring(cls, ids: torch.Tensor, eos: int, bptt: int) -> Windows:
+        """One row: inputs ``<eos>`` then the stream but its last token, targets the whole stream."""
+        inputs = torch.cat([torch.tensor([eos], dtype=ids.dtype), ids[:-1]])
+        return cls(inputs[None], ids[None], bptt)
 
     def __len__(self) -> int:
-        return -(-(self.data.shape[1] - 1) // self.bptt)
+        return -(-self.inputs.shape[1] // self.bptt)
 
     def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
-        start = index * self.bptt
-        end = min(start + self.bptt, self.data.shape[1] - 1)
-        return self.data[:, start:end], self.data[:, start + 1 : end + 1]
+        columns = slice(index * self.bptt, (index + 1) * self.bptt)
+        return self.inputs[:, columns], self.targets[:, columns]
 
 
 class DebianLMDataModule(pl.LightningDataModule):
@@ -112,19 +126,13 @@ class DebianLMDataModule(pl.LightningDataModule):
 
     Args:
         data_root: the corpus folder.
-        batch_size: rows of the training stream (and of each batch).
-        eval_batch_size: rows of the validation and test streams.
+        batch_size: rows of the training stream (and of each training batch).
         bptt: tokens per window.
         train_tokens: keep only the first so many training tokens (``None``: all).
     """
 
     def __init__(
-        self,
-        data_root: str | Path,
-        batch_size: int = 32,
-        eval_batch_size: int = 10,
-        bptt: int = 70,
-        train_tokens: int | None = None,
+        self, data_root: str | Path, batch_size: int = 32, bptt: int = 70, train_tokens: int | None = None
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -142,10 +150,10 @@ class DebianLMDataModule(pl.LightningDataModule):
         if self.vocab is not None:
             return
         streams = {split: read_tokens(lm_file(self.data_root, split)) for split in LM_FILES}
-        if self.hparams.train_tokens is not None:
-            streams["train"] = streams["train"][: self.hparams.train_tokens]
         self.vocab = build_vocabulary(streams["train"])
         self.ids = {split: encode(stream, self.vocab) for split, stream in streams.items()}
+        if self.hparams.train_tokens is not None:
+            self.ids["train"] = self.ids["train"][: self.hparams.train_tokens]
         self.data_hash = folder_hash(self.data_root, LM_FILES.values())
 
     @property
@@ -154,19 +162,28 @@ class DebianLMDataModule(pl.LightningDataModule):
             raise HarnessError("DebianLMDataModule: call setup() first")
         return len(self.vocab)
 
-    def _loader(self, split: str, rows: int) -> DataLoader:
+    def _windows(self, split: str) -> Windows:
         if split not in self.ids:
             raise HarnessError("DebianLMDataModule: call setup() before asking for a dataloader")
-        return DataLoader(Windows(self.ids[split], rows, self.hparams.bptt), batch_size=None, shuffle=False)
+        if split == "train":
+            return Windows.training(self.ids[split], self.hparams.batch_size, self.hparams.bptt)
+        return Windows.scoring(self.ids[split], self.vocab[EOS], self.hparams.bptt)
 
     def train_dataloader(self) -> DataLoader:
-        return self._loader("train", self.hparams.batch_size)
+        return DataLoader(self._windows("train"), batch_size=None, shuffle=False)
 
     def val_dataloader(self) -> DataLoader:
-        return self._loader("valid", self.hparams.eval_batch_size)
+        return DataLoader(self._windows("valid"), batch_size=None, shuffle=False)
 
     def test_dataloader(self) -> DataLoader:
-        return self._loader("test", self.hparams.eval_batch_size)
+        return DataLoader(self._windows("test"), batch_size=None, shuffle=False)
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """The test loader scores against ``wiki.test.tokens``: ids = token positions, labels = the vocabulary
+        (id -> token), which :class:`~tasks.debian_corpora.metric.TokenPerplexity` writes the tokens with."""
+        if self.vocab is None:
+            raise HarnessError("DebianLMDataModule: call setup() before scoring")
+        return Scoring("debian-lm", lm_file(self.data_root, "test"), range(len(self.ids["test"])), list(self.vocab))
 
 
 # --- classification ----------------------------------------------------------------------------------------------
@@ -296,3 +313,17 @@ class DebianTextDataModule(pl.LightningDataModule):
 
     def test_ids(self) -> list[str]:
         return [example.id for example in self.examples("test")]
+
+    @property
+    def task(self) -> str:
+        """The task id, from the corpus's ``corpus.json`` (``wordnet-lexname`` or ``fortune-category``)."""
+        path = self.data_root / "corpus.json"
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))["corpus"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise HarnessError(f"{path}: cannot read the corpus name: {exc}") from None
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """The test loader scores against the corpus folder (its ``test.csv``): ids = row numbers, labels = class
+        indices."""
+        return Scoring(self.task, self.data_root, self.test_ids())

@@ -26,7 +26,7 @@ def test_token_stream_adds_eos_per_line(tmp_path: Path) -> None:
 
 
 def test_lm_module_serves_shifted_windows_and_the_corpus_hash(built: Path) -> None:
-    module = DebianLMDataModule(built / "debian-lm", batch_size=4, eval_batch_size=2, bptt=5)
+    module = DebianLMDataModule(built / "debian-lm", batch_size=4, bptt=5)
     module.verify()
     module.setup()
     inputs, targets = next(iter(module.train_dataloader()))
@@ -34,11 +34,25 @@ def test_lm_module_serves_shifted_windows_and_the_corpus_hash(built: Path) -> No
     assert torch.equal(inputs[:, 1:], targets[:, :-1])
     stream = module.ids["train"]
     row = len(stream) // 4
-    assert torch.equal(inputs[1], stream[row : row + 5])
+    assert torch.equal(inputs[1], stream[row : row + 5]) and torch.equal(targets[1], stream[row + 1 : row + 6])
     assert module.vocab_size == len(module.vocab) and module.vocab["<eos>"] == 0  # the most frequent token
     assert module.data_hash == json.loads((built / "debian-lm" / "corpus.json").read_text())["data_hash"]
+
+
+def test_lm_test_loader_predicts_every_token_once_in_order(built: Path) -> None:
+    module = DebianLMDataModule(built / "debian-lm", bptt=7)
+    module.setup()
     windows = list(module.test_dataloader())
-    assert sum(x.shape[1] for x, _ in windows) == len(module.ids["test"]) // 2 - 1
+    inputs = torch.cat([x for x, _ in windows], dim=1)[0]
+    targets = torch.cat([y for _, y in windows], dim=1)[0]
+    assert torch.equal(targets, module.ids["test"]) and windows[0][0][0, 0] == module.vocab["<eos>"]
+    assert torch.equal(inputs[1:], targets[:-1])
+
+
+def test_train_token_cap_keeps_the_whole_vocabulary(built: Path) -> None:
+    full, capped = DebianLMDataModule(built / "debian-lm"), DebianLMDataModule(built / "debian-lm", train_tokens=100)
+    full.setup(), capped.setup()
+    assert len(capped.ids["train"]) == 100 and capped.vocab == full.vocab and capped.data_hash == full.data_hash
 
 
 def test_lm_module_missing_file_names_it(built: Path, tmp_path: Path) -> None:

@@ -77,3 +77,41 @@ def test_classification_scored_against_the_corpus_folder(built: Path, tmp_path: 
     predictions.write_text("id,prediction\n999,1\n", encoding="utf-8")
     with pytest.raises(HarnessError, match="999"):
         score_classification(built / "fortune-category", predictions)
+
+
+def test_kept_predictions_of_the_test_loader_rescore_to_the_metric(built: Path, tmp_path: Path) -> None:
+    """A model giving every token probability 1/1000, fed to the metric window by window as a system would."""
+    from tasks.debian_corpora.data import DebianLMDataModule
+
+    module = DebianLMDataModule(built / "debian-lm", bptt=9)
+    module.setup()
+    metric = TokenPerplexity()
+    for _, targets in module.test_dataloader():
+        metric.update(torch.full(targets.shape, -math.log(1000)), targets)
+    written = metric.write_predictions(tmp_path, module.scoring(0, tmp_path))
+    scored = score_perplexity(module.scoring(0, tmp_path).references, written["predictions"])
+    assert scored == pytest.approx(metric.counts()) and scored["perplexity"] == pytest.approx(1000.0)
+
+
+def test_metric_without_targets_keeps_nothing_to_write(tmp_path: Path) -> None:
+    from harness.predictions import Scoring
+
+    metric = TokenPerplexity()
+    metric.update(torch.tensor([-1.0]))
+    with pytest.raises(HarnessError, match="no predictions kept"):
+        metric.write_predictions(tmp_path, Scoring("debian-lm", tmp_path / "wiki.test.tokens", range(1), ["a"]))
+
+
+def test_classification_oracle_scores_perfect_through_the_modules_scoring(built: Path, tmp_path: Path) -> None:
+    from tasks.debian_corpora.data import DebianTextDataModule
+    from tasks.imagenet.metric import accuracy_metrics
+
+    module = DebianTextDataModule(built / "wordnet-lexname", batch_size=5)
+    module.setup()
+    metric = accuracy_metrics(module.num_classes)
+    for _, labels in module.test_dataloader():
+        metric.update(torch.nn.functional.one_hot(labels, module.num_classes).float(), labels)
+    scoring = module.scoring(0, tmp_path)
+    assert scoring.task == "wordnet-lexname"
+    written = metric.write_predictions(tmp_path, scoring)
+    assert score_classification(scoring.references, written["predictions"])["accuracy"] == 100.0
