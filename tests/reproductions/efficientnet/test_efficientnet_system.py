@@ -16,15 +16,10 @@ from torch.utils.data import DataLoader, TensorDataset
 from harness.errors import HarnessError
 from harness.registry import load_object
 from harness.runner import load_config
+from nets.optim import RMSpropTF, tf_ema_avg_fn, warmup_staircase_decay
+from nets.weights import load_state
 from reproductions.efficientnet.model import efficientnet
-from reproductions.efficientnet.system import (
-    EfficientNetSystem,
-    RMSpropTF,
-    learning_rate,
-    load_weights,
-    parse_variant,
-    tf_ema_avg_fn,
-)
+from reproductions.efficientnet.system import EfficientNetSystem, parse_variant
 from reproductions.efficientnet.variants import VARIANTS
 from tasks.imagenet.steps import l2_param_groups
 
@@ -64,14 +59,14 @@ def test_parse_variant():
 
 def test_learning_rate_warmup_then_staircase_decay():
     spe, peak = 100.0, 0.256  # warm-up: 500 steps; decay: every 240 steps, counted from step 0
-    assert learning_rate(0, spe, peak) == 0.0
-    assert learning_rate(250, spe, peak) == pytest.approx(peak / 2)
-    assert learning_rate(499, spe, peak) == pytest.approx(peak * 499 / 500)
-    assert learning_rate(500, spe, peak) == pytest.approx(peak * 0.97**2)  # floor(500 / 240) = 2
-    assert learning_rate(719, spe, peak) == pytest.approx(peak * 0.97**2)
-    assert learning_rate(720, spe, peak) == pytest.approx(peak * 0.97**3)
-    assert learning_rate(350 * 100, spe, peak) == pytest.approx(peak * 0.97 ** math.floor(350 / 2.4))
-    assert learning_rate(10, spe, peak, warmup_epochs=0) == peak
+    assert warmup_staircase_decay(0, spe, peak) == 0.0
+    assert warmup_staircase_decay(250, spe, peak) == pytest.approx(peak / 2)
+    assert warmup_staircase_decay(499, spe, peak) == pytest.approx(peak * 499 / 500)
+    assert warmup_staircase_decay(500, spe, peak) == pytest.approx(peak * 0.97**2)  # floor(500 / 240) = 2
+    assert warmup_staircase_decay(719, spe, peak) == pytest.approx(peak * 0.97**2)
+    assert warmup_staircase_decay(720, spe, peak) == pytest.approx(peak * 0.97**3)
+    assert warmup_staircase_decay(350 * 100, spe, peak) == pytest.approx(peak * 0.97 ** math.floor(350 / 2.4))
+    assert warmup_staircase_decay(10, spe, peak, warmup_epochs=0) == peak
 
 
 def test_rmsprop_tf_follows_the_tf_update():
@@ -161,11 +156,11 @@ def test_load_weights(tmp_path, kind):
 
 def test_load_weights_errors_name_the_file(tmp_path):
     with pytest.raises(HarnessError, match="not found"):
-        load_weights(efficientnet("b0", num_classes=10), tmp_path / "missing.pt")
+        load_state(efficientnet("b0", num_classes=10), tmp_path / "missing.pt")
     path = tmp_path / "other.pt"
     torch.save(efficientnet("b0", num_classes=5).state_dict(), path)
     with pytest.raises(HarnessError, match="other.pt"):
-        load_weights(efficientnet("b0", num_classes=10), path)
+        load_state(efficientnet("b0", num_classes=10), path)
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)

@@ -7,9 +7,10 @@ import math
 import pytest
 import torch
 
-from reproductions.nas_fpn.model import NASFPN, NASFPNCell, Resample, build, check_block_specs, global_attention
-from reproductions.nas_fpn.retinanet import (
+from nets.retinanet import (
     FPN,
+    MAX_LEVEL,
+    MIN_LEVEL,
     batched_nms,
     decode_boxes,
     encode_boxes,
@@ -19,7 +20,8 @@ from reproductions.nas_fpn.retinanet import (
     postprocess,
     retinanet_loss,
 )
-from reproductions.nas_fpn.variants import DETECTORS, MAX_LEVEL, MIN_LEVEL, NASFPN_BLOCK_SPECS
+from reproductions.nas_fpn.model import NASFPN, NASFPNCell, Resample, build, check_block_specs, global_attention
+from reproductions.nas_fpn.variants import DETECTORS, NASFPN_BLOCK_SPECS
 
 # Our counts of the registered detectors (params; multiply-adds at the detector's input size, batch 1).
 GOLDEN_PARAMS = {

@@ -1,0 +1,1 @@
+"""Shared building blocks for the reproductions: layers, backbones, heads, optimisers, schedules, weight I/O."""
