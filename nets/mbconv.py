@@ -33,7 +33,7 @@ from torch import nn
 
 @dataclass(frozen=True)
 class Stage:
-    """One row of Table 1: ``repeats`` MBConv blocks; the first has ``stride`` and maps in -> out channels."""
+    """One row of EfficientNet's Table 1: ``repeats`` MBConv blocks; the first has ``stride`` and maps in -> out channels."""
 
     expand_ratio: int
     kernel: int
@@ -43,7 +43,7 @@ class Stage:
     out_channels: int
 
 
-# Table 1 of the paper (EfficientNet-B0), stages 2-8. Stage 1 is the stem conv, stage 9 the head.
+# Table 1 of arXiv 1905.11946 (EfficientNet-B0), stages 2-8. Stage 1 is the stem conv, stage 9 the head.
 B0_STAGES: tuple[Stage, ...] = (
     # Stage(expand, kernel, stride, repeats, in, out)  # operator, input resolution of the stage
     Stage(1, 3, 1, 1, 32, 16),  # MBConv1, k3x3   112 x 112
