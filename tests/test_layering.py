@@ -11,12 +11,17 @@ registered objects carry (``ModelSpec.build``, ``Reproduction.runner`` / ``figur
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+
+from harness import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKED = ("reproductions", "nets", "tasks", "harness", "leaderboard")
@@ -34,7 +39,8 @@ class Violation:
     rule: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.target} ({self.rule})"
+        where = f"{self.file}:{self.line}" if self.line else self.file  # registry entries have no line
+        return f"{where}: {self.target} ({self.rule})"
 
 
 def package_of(path: Path, root: Path) -> list[str]:
@@ -123,12 +129,10 @@ def config_violations(root: Path) -> list[Violation]:
     return violations
 
 
-def registry_violations() -> list[Violation]:
-    """Module paths the registered reproductions carry: builders, runner and figures."""
-    from harness import registry
-
+def registry_violations(reproductions: Iterable[Any]) -> list[Violation]:
+    """Module paths registered reproductions carry: builders, runner and figures."""
     violations = []
-    for repro in registry.reproductions().values():
+    for repro in reproductions:
         package = repro.package.split(".")
         paths = [(f"model {spec.id} build", spec.build) for spec in repro.models]
         paths += [(name, getattr(repro, name, None)) for name in ("runner", "figures")]
@@ -145,7 +149,7 @@ def test_no_reproduction_imports_another_and_the_libraries_import_none():
 
 
 def test_registered_objects_name_only_their_own_package():
-    violations = registry_violations()
+    violations = registry_violations(registry.reproductions().values())
     assert not violations, "layering broken:\n" + "\n".join(map(str, violations))
 
 
@@ -185,3 +189,15 @@ def test_the_checker_catches_each_kind_of_violation(bad_tree: Path):
         f"{Path('harness/cli.py')}:2: reproductions (harness imports a reproduction)",
         f"{Path('leaderboard/app.py')}:1: reproductions.b (leaderboard imports a reproduction)",
     }
+
+
+def test_the_registry_check_catches_another_papers_builder_and_runner():
+    repro = registry.reproduction("selfie")
+    model = dataclasses.replace(repro.models[0], build="reproductions.efficientnet.model:efficientnet")
+    bad = dataclasses.replace(repro, models=(model,), runner="reproductions.sgd_width.sweep:run_sweep")
+    assert [str(v) for v in registry_violations([bad])] == [
+        f"registry selfie model {model.id} build: reproductions.efficientnet.model:efficientnet "
+        "(reproductions.selfie imports another reproduction)",
+        "registry selfie runner: reproductions.sgd_width.sweep:run_sweep (reproductions.selfie imports another "
+        "reproduction)",
+    ]
