@@ -227,7 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model")
     p.add_argument("--seed", type=int)
     p.add_argument("--data-root")
-    p.add_argument("--config", type=Path, help="a tier config to use instead of the paper's configs/<tier>.yaml")
+    p.add_argument(
+        "--config", type=Path, help="a tier config to use instead of the paper's configs/<tier>.yaml (e.g. a variant "
+        "such as a chain's later stage, which runs its init_from stage first when that has not run)",
+    )  # fmt: skip
     p.add_argument("--checkpoint", help="weights to evaluate (tier weights): .safetensors or a torch state dict")
     p = command("score", "score predictions against references in the task's official format")
     p.add_argument("task")

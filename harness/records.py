@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -64,6 +64,8 @@ class RunRecord(BaseModel):
     config: dict[str, Any] | None = None
     claim_ids: list[str] = Field(default_factory=list)
     artifacts: dict[str, str] = Field(default_factory=dict)
+    # the runs whose weights this one started from (a chain's earlier stage, docs/plugins.md); written only when set
+    parents: list[Annotated[str, Field(pattern=RUN_ID_PATTERN)]] = Field(default_factory=list)
 
     @field_validator("metrics")
     @classmethod
@@ -76,7 +78,10 @@ class RunRecord(BaseModel):
         return metrics
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2, sort_keys=True) + "\n"
+        data = self.model_dump(mode="json", by_alias=True)
+        if not data["parents"]:
+            del data["parents"]  # a record of a run that builds on none reads as it did before chains
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
 def canonical_hash(value: Any) -> str:
@@ -161,6 +166,44 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
+def run_provenance(config: Any, data_hash: str | None = None, code: dict[str, Any] | None = None) -> Provenance:
+    """The provenance of a run made on this machine: ``code``'s git state (default: this checkout's), the hash of
+    ``config`` (what identifies the run), the data hash where known, library versions and hardware."""
+    code = code if code is not None else code_version()
+    return Provenance(
+        git_sha=code.get("git_sha"), git_dirty=code.get("git_dirty"), config_hash=canonical_hash(config)[:16],
+        data_hash=data_hash, versions=library_versions(), hardware=hardware(),
+    )  # fmt: skip
+
+
+def new_record(
+    *,
+    run_id: str,
+    paper: str,
+    model: str,
+    tier: str,
+    dataset: str,
+    split: str,
+    seed: int,
+    metrics: dict[str, float],
+    started_at: datetime,
+    provenance: Provenance,
+    finished_at: datetime | None = None,
+    status: str = "ok",
+    protocol: str | None = None,
+    config: dict[str, Any] | None = None,
+    artifacts: dict[str, str] | None = None,
+    parents: Sequence[str] = (),
+) -> RunRecord:
+    """The one constructor of ``harness.run/1`` records (the runner, and plugins that run their own tiers):
+    fills in the schema, ``finished_at`` (now, unless given) and the optional fields' defaults."""
+    return RunRecord(
+        schema=SCHEMA, run_id=run_id, paper=paper, model=model, tier=tier, dataset=dataset, split=split, seed=seed,
+        metrics=metrics, started_at=started_at, finished_at=finished_at or now(), provenance=provenance,
+        status=status, protocol=protocol, config=config, artifacts=dict(artifacts or {}), parents=list(parents),
+    )  # fmt: skip
+
+
 def record_path(run_id: str, runs_dir: Path = RUNS_DIR) -> Path:
     return runs_dir / f"{run_id}.json"
 
@@ -197,11 +240,16 @@ def atomic_write_text(path: Path, text: str, *, overwrite: bool = False) -> None
     Without ``overwrite`` the temp file is hard-linked into place, which fails if ``path`` exists: two
     writers racing for one name cannot replace each other's file.
     """
+    atomic_write_bytes(path, text.encode("utf-8"), overwrite=overwrite)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, overwrite: bool = False) -> None:
+    """:func:`atomic_write_text` for bytes (e.g. a checkpoint)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         if overwrite:

@@ -2,7 +2,8 @@
 
 The ``arch`` tier needs no config: every model of the paper is profiled (see harness.profile). Every other
 tier reads ``configs/<tier>.yaml`` (layout in docs/plugins.md). Run ids are computed before anything runs,
-so a run whose records already exist is recognised and skipped.
+so a run whose records already exist is recognised and skipped. A config's ``init_from`` starts the run from an
+earlier stage's checkpoint (harness.chains resolves it, running that stage first when it has not run).
 """
 
 from __future__ import annotations
@@ -18,22 +19,19 @@ import yaml
 from harness.errors import HarnessError
 from harness.records import (
     RUNS_DIR,
-    Provenance,
-    RunRecord,
-    canonical_hash,
-    code_version,
     file_sha256,
-    hardware,
-    library_versions,
     make_run_id,
+    new_record,
     now,
     record_path,
+    run_provenance,
     write_record,
 )
 from harness.registry import Reproduction, load_object
 
 CONFIG_KEYS = {
     "tier", "model", "seed", "protocol", "fit", "prepare", "system", "data", "trainer", "evaluate", "overrides",
+    "save_checkpoint", "init_from",
 }  # fmt: skip
 LIGHTNING_DIR = Path("results/lightning")
 # system arguments naming weight files: a run is identified by the files' content (evaluated or fine-tuned from)
@@ -45,14 +43,6 @@ class Evaluation:
     dataset: str
     split: str
     run_id: str
-
-
-def _provenance(config: dict[str, Any], data_hash: str | None = None) -> Provenance:
-    code = code_version()
-    return Provenance(
-        git_sha=code["git_sha"], git_dirty=code["git_dirty"], config_hash=canonical_hash(config)[:16],
-        data_hash=data_hash, versions=library_versions(), hardware=hardware(),
-    )  # fmt: skip
 
 
 def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUNS_DIR) -> list[Path]:
@@ -72,10 +62,10 @@ def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUN
         started = now()
         prof = profile_model(spec)
         metrics = {"params_m": prof.params / 1e6, "macs_m": prof.macs / 1e6, "params": prof.params, "macs": prof.macs}
-        record = RunRecord(
-            schema="harness.run/1", run_id=run_id, paper=repro.id, model=spec.id, tier="arch",
-            dataset=spec.dataset, split="none", seed=0, metrics=metrics, started_at=started, finished_at=now(),
-            provenance=_provenance(config), protocol="flopcounter-macs", config=config,
+        record = new_record(
+            run_id=run_id, paper=repro.id, model=spec.id, tier="arch", dataset=spec.dataset, split="none", seed=0,
+            metrics=metrics, started_at=started, provenance=run_provenance(config), protocol="flopcounter-macs",
+            config=config,
         )  # fmt: skip
         written.append(write_record(record, runs_dir))
     return written
@@ -116,6 +106,12 @@ def load_config(path: Path, tier: str) -> dict[str, Any]:
         or not all(isinstance(e, dict) and {"dataset", "split"} <= e.keys() for e in entries)
     ):
         raise HarnessError(f"{path}: key 'evaluate' is a non-empty list of {{dataset, split}} mappings")
+    if not isinstance(config.get("save_checkpoint", False), bool):
+        raise HarnessError(f"{path}: key 'save_checkpoint' is true or false")
+    if "init_from" in config:
+        from harness.chains import check_init_from
+
+        check_init_from(path, config["init_from"])
     return config
 
 
@@ -143,7 +139,7 @@ def resolve_config(
         resolved.pop("prepare", None)  # the user's data is used as it is
     if checkpoint is not None:
         resolved["system"]["init_args"]["checkpoint"] = checkpoint
-    if not resolved["fit"] and not resolved["system"]["init_args"].get("checkpoint"):
+    if not resolved["fit"] and not resolved["system"]["init_args"].get("checkpoint") and "init_from" not in resolved:
         raise HarnessError(f"tier {tier!r} evaluates given weights: pass --checkpoint PATH (or set it in --config)")
     return resolved
 
@@ -176,6 +172,10 @@ def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
         path = key["system"]["init_args"].pop(name, None)
         if path:
             key[f"{name}_sha256"] = _file_sha256(path)
+    if "init_from" in key:  # the parent run and its weights, not how the config named it
+        from harness.chains import identity
+
+        key["init_from"] = identity(key["init_from"])
     return key
 
 
@@ -208,8 +208,11 @@ def _test_metrics(results: list[dict[str, float]], index: int) -> dict[str, floa
 
 
 def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path = RUNS_DIR) -> list[Path]:
-    """Prepare data, fit (unless ``fit: false``) and test; write one record per ``evaluate`` entry."""
+    """Prepare data, fit (unless ``fit: false``) and test; write one record per ``evaluate`` entry. A resolved
+    ``init_from`` (harness.chains) loads the parent's weights before the fit; ``save_checkpoint`` stores them after."""
     import pytorch_lightning as pl
+
+    from harness.predictions import PredictionsKeeper
 
     identity = _identity(resolved)
     evaluations = plan(repro, resolved, identity)
@@ -217,6 +220,40 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     if all(path.exists() for path in paths):
         print(f"already recorded: {', '.join(p.name for p in paths)}", file=sys.stderr)
         return paths
+    datamodule = _datamodule(resolved)
+    pl.seed_everything(resolved["seed"], workers=True)
+    system = _instantiate(resolved["system"], model=resolved["model"])
+    if "init_from" in resolved:
+        _load_parent(system, resolved["init_from"], runs_dir)
+    trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": False}
+    trainer_args = {**trainer_args, **(resolved.get("trainer") or {})}
+    keeper = PredictionsKeeper([e.run_id for e in evaluations], runs_dir.parent)  # predictions -> artifacts
+    trainer = pl.Trainer(**{**trainer_args, "callbacks": [*(trainer_args.get("callbacks") or []), keeper]})
+    started = now()
+    if resolved["fit"]:
+        trainer.fit(system, datamodule=datamodule)
+    artifacts = _save_checkpoint(system, runs_dir) if resolved.get("save_checkpoint") else {}
+    results = trainer.test(system, datamodule=datamodule, verbose=False)
+    finished = now()
+    if len(results) != len(evaluations):
+        raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")
+    provenance = run_provenance(identity, getattr(datamodule, "data_hash", None))
+    parents = [resolved["init_from"]["run"]] if "init_from" in resolved else []
+    written = []
+    for index, evaluation in enumerate(evaluations):
+        record = new_record(
+            run_id=evaluation.run_id, paper=repro.id, model=resolved["model"], tier=resolved["tier"],
+            dataset=evaluation.dataset, split=evaluation.split, seed=resolved["seed"],
+            metrics=_test_metrics(results, index), started_at=started, finished_at=finished, provenance=provenance,
+            protocol=resolved.get("protocol"), config=resolved, artifacts={**artifacts, **keeper.artifacts(index)},
+            parents=parents,
+        )  # fmt: skip
+        written.append(write_record(record, runs_dir))
+    return written
+
+
+def _datamodule(resolved: dict[str, Any]) -> Any:
+    """Make the tier's data (``prepare``) and the data module; ``verify()`` names missing files before training."""
     data_root = resolved["data"]["init_args"].get("data_root")
     if "prepare" in resolved:
         if data_root is None:
@@ -224,29 +261,23 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
         load_object(resolved["prepare"]["function"])(root=Path(data_root), **(resolved["prepare"].get("args") or {}))
     datamodule = _instantiate(resolved["data"])
     if hasattr(datamodule, "verify"):
-        datamodule.verify()  # names missing or unreadable files before any training
-    pl.seed_everything(resolved["seed"], workers=True)
-    system = _instantiate(resolved["system"], model=resolved["model"])
-    trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": False}
-    trainer = pl.Trainer(**{**trainer_args, **(resolved.get("trainer") or {})})
-    started = now()
-    if resolved["fit"]:
-        trainer.fit(system, datamodule=datamodule)
-    results = trainer.test(system, datamodule=datamodule, verbose=False)
-    finished = now()
-    if len(results) != len(evaluations):
-        raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")
-    provenance = _provenance(identity, getattr(datamodule, "data_hash", None))
-    written = []
-    for index, evaluation in enumerate(evaluations):
-        record = RunRecord(
-            schema="harness.run/1", run_id=evaluation.run_id, paper=repro.id, model=resolved["model"],
-            tier=resolved["tier"], dataset=evaluation.dataset, split=evaluation.split, seed=resolved["seed"],
-            metrics=_test_metrics(results, index), started_at=started, finished_at=finished,
-            provenance=provenance, protocol=resolved.get("protocol"), config=resolved,
-        )  # fmt: skip
-        written.append(write_record(record, runs_dir))
-    return written
+        datamodule.verify()
+    return datamodule
+
+
+def _load_parent(system: Any, init_from: dict[str, Any], runs_dir: Path) -> None:
+    """Copy the parent run's verified checkpoint into the freshly built system (all tensors, or ``prefixes``)."""
+    from harness.checkpoints import checkpoint_path, load_into, load_state
+
+    sha256, parent = init_from["checkpoint_sha256"], init_from["run"]
+    state = load_state(sha256, runs_dir, f"the checkpoint_sha256 of run {parent}")
+    load_into(system, state, init_from.get("prefixes"), f"{checkpoint_path(sha256, runs_dir)} (run {parent})")
+
+
+def _save_checkpoint(system: Any, runs_dir: Path) -> dict[str, str]:
+    from harness.checkpoints import save_state
+
+    return save_state(system.state_dict(), runs_dir)
 
 
 def registry_config(paper: str, tier: str) -> Path:
@@ -282,4 +313,8 @@ def run(
         return custom(repro, path, tier=tier, model=model, seed=seed, data_root=data_root, runs_dir=runs_dir)
     resolved = resolve_config(load_config(path, tier), tier, model, seed, data_root, checkpoint)
     repro.model(resolved["model"])
+    if "init_from" in resolved:
+        from harness.chains import resolve_parents
+
+        resolved = resolve_parents(repro, path, resolved, runs_dir)  # runs a parent stage that has not run
     return run_training(repro, resolved, runs_dir)

@@ -63,3 +63,7 @@ class SelfieDataModule(pl.LightningDataModule):
 
     def test_dataloader(self) -> DataLoader:
         return self.labelled.test_dataloader()
+
+    def scoring(self, dataloader_idx: int, folder: Any) -> Any:
+        """The labelled data's (see harness.predictions): the test loader is the labelled data module's."""
+        return self.labelled.scoring(dataloader_idx, folder)

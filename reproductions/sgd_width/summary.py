@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.records import Provenance, RunRecord, canonical_hash, make_run_id, record_path, write_record
+from harness.records import Provenance, RunRecord, canonical_hash, make_run_id, new_record, record_path, write_record
 from reproductions.sgd_width.variants import batch_for_noise_scale
 
 SUMMARY = "sgd-width-optimum/2"  # /1 took the optimum per seed; /2 over the seed-mean accuracy, as the paper does
@@ -128,11 +128,11 @@ def summary_record(paper: str, group: list[RunRecord]) -> RunRecord:
         git_sha=first.provenance.git_sha, git_dirty=first.provenance.git_dirty, config_hash=canonical_hash(config)[:16],
         data_hash=first.provenance.data_hash, versions=first.provenance.versions, hardware=first.provenance.hardware,
     )  # fmt: skip
-    return RunRecord(
-        schema="harness.run/1", run_id=run_id, paper=paper, model=first.model, tier=first.tier,
-        dataset=first.dataset, split=first.split, seed=first.seed, metrics=metrics,
-        started_at=min(r.started_at for r in group), finished_at=max(r.finished_at for r in group),
-        provenance=provenance, status="ok" if metrics else "failed", protocol=first.protocol, config=config,
+    return new_record(
+        run_id=run_id, paper=paper, model=first.model, tier=first.tier, dataset=first.dataset, split=first.split,
+        seed=first.seed, metrics=metrics, started_at=min(r.started_at for r in group),
+        finished_at=max(r.finished_at for r in group), provenance=provenance, status="ok" if metrics else "failed",
+        protocol=first.protocol, config=config,
     )  # fmt: skip
 
 

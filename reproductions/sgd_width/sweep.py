@@ -35,16 +35,14 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.records import (
-    Provenance,
     RunRecord,
-    canonical_hash,
     code_version,
-    hardware,
-    library_versions,
     make_run_id,
+    new_record,
     now,
     read_record,
     record_path,
+    run_provenance,
     write_record,
 )
 from harness.registry import Reproduction, load_object
@@ -223,14 +221,10 @@ def run_one(run: dict[str, Any], runs_dir: str) -> str:
 
 def _record(run, status, metrics, started, data_hash, artifacts) -> RunRecord:
     c = run["config"]
-    provenance = Provenance(
-        git_sha=run.get("git_sha"), git_dirty=run.get("git_dirty"), config_hash=canonical_hash(c)[:16],
-        data_hash=data_hash, versions=library_versions(), hardware=hardware(),
-    )  # fmt: skip
-    return RunRecord(
-        schema="harness.run/1", run_id=run["run_id"], paper=run["paper"], model=run["model"], tier=run["tier"],
-        dataset=c["dataset"], split=c["split"], seed=run["seed"], metrics=metrics, started_at=started,
-        finished_at=now(), provenance=provenance, status=status, protocol=c["protocol"], config=c,
+    return new_record(
+        run_id=run["run_id"], paper=run["paper"], model=run["model"], tier=run["tier"], dataset=c["dataset"],
+        split=c["split"], seed=run["seed"], metrics=metrics, started_at=started,
+        provenance=run_provenance(c, data_hash, code=run), status=status, protocol=c["protocol"], config=c,
         artifacts=artifacts,
     )  # fmt: skip
 

@@ -32,6 +32,7 @@ from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 from tasks.cityscapes.score import GT_SUFFIX, IGNORE, NUM_CLASSES, label_table, read_label_ids, train_ids_to_label_ids
 from tasks.loaders import make_loader
 
@@ -232,3 +233,10 @@ class CityscapesDataModule(pl.LightningDataModule):
         path.parent.mkdir(parents=True, exist_ok=True)
         Image.fromarray(train_ids_to_label_ids(values)).save(path)
         return path
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """How the test loader's predictions are scored: ``gtFine/val``, ids = the prediction PNGs' file names
+        (``<city>_<seq>_<frame>_leftImg8bit.png``) in loader order."""
+        if self.val_dataset is None:
+            raise HarnessError("CityscapesDataModule: call setup() before asking how predictions are scored")
+        return Scoring("cityscapes-semantic", self.references, [p + IMAGE_SUFFIX for p in self.val_dataset.prefixes])

@@ -46,6 +46,7 @@ from torch import Tensor
 from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 from tasks.classification import LAYOUTS, ArrayLayout
 from tasks.imagenet.subsets import format_subset, sample_subset, subset_size, write_list
 from tasks.loaders import make_loader
@@ -352,3 +353,9 @@ class ClassificationDataModule(pl.LightningDataModule):
         labels = self.split("test").labels
         path.write_text("id,label\n" + "".join(f"{i},{int(label)}\n" for i, label in enumerate(labels)))
         return path
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """How the test loader's predictions are scored: references ``folder/references.csv`` (the test labels),
+        ids = positions in the test split, labels = class indices."""
+        references = self.write_references(Path(folder) / "references.csv")
+        return Scoring(self.spec.task_id, references, [str(i) for i in range(len(self.split("test").labels))])

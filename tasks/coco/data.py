@@ -41,6 +41,7 @@ from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 from tasks.coco.score import check_references, read_json
 from tasks.loaders import make_loader
 
@@ -267,3 +268,10 @@ class CocoDetectionDataModule(pl.LightningDataModule):
     def references(self) -> Path:
         """The validation annotation file: the scorer's references for predictions on the val/test loaders."""
         return self._split("val").annotation_file
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """How the test loader's predictions are scored: the validation annotation file, ids = its image ids in
+        loader order."""
+        if self.val_dataset is None:
+            raise HarnessError("CocoDetectionDataModule: call setup() before asking how predictions are scored")
+        return Scoring("coco-detection", self.references, [int(i) for i in self.val_dataset.image_ids])

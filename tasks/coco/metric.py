@@ -13,19 +13,24 @@ does not enter pycocotools' mean, so listing only those seen changes nothing).
 
 Boxes pass through float32 tensors, so a box is rounded to float32 on its way in; on real COCO that can move an
 IoU by about 1e-7. For the number a paper table is compared with, write the results file
-(:func:`tasks.coco.score.coco_results`) and run the scorer on the annotation file. Under DDP every process must
-have seen the same number of images (list states are gathered element by element, as torchmetrics does).
+(:func:`tasks.coco.score.coco_results`) and run the scorer on the annotation file:
+:meth:`CocoDetectionMetric.write_predictions` writes the detections it holds as that file, with the data module's
+image ids (``harness.predictions``). Under DDP every process must have seen the same number of images (list states
+are gathered element by element, as torchmetrics does).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor
 from torchmetrics import Metric
 
+from harness.predictions import Scoring, check_count
 from tasks.coco import KEYS
 from tasks.coco.score import coco_results, evaluate
 
@@ -100,3 +105,16 @@ class CocoDetectionMetric(Metric):
         return {
             key: torch.tensor(value, dtype=torch.float64) for key, value in evaluate(references, detections).items()
         }
+
+    def write_predictions(self, folder: Path, scoring: Scoring) -> dict[str, Path]:
+        """``folder/detections_results.json``: the COCO results file of every detection held, image ``i`` (in
+        arrival order) named by ``scoring.ids[i]``; labels are written as category ids, as they arrive."""
+        check_count(len(self.det_boxes), scoring, "images")
+        results: list[dict[str, Any]] = []
+        for image_id, boxes, scores, cats in zip(
+            scoring.ids, self.det_boxes, self.det_scores, self.det_labels, strict=False
+        ):
+            results.extend(coco_results(image_id, boxes.cpu().numpy(), scores.cpu().numpy(), cats.cpu().numpy()))
+        path = Path(folder) / "detections_results.json"
+        path.write_text(json.dumps(results) + "\n", encoding="utf-8")
+        return {"predictions": path}

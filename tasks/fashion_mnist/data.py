@@ -28,6 +28,7 @@ import torch
 from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, SequentialSampler
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 
 IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 IDX_FILES = {
@@ -253,3 +254,14 @@ class ArrayDataModule(pl.LightningDataModule):
 
     def test_dataloader(self) -> DataLoader:
         return self.val_dataloader()
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """How the test loader's predictions are scored: references ``folder/references.csv``, the labels of the
+        test examples served (``test_size`` may pick a subset), ids = their positions in the full test split."""
+        hp = self.hparams
+        _, labels = load_split(hp.dataset, "test", hp.data_root)
+        ids = [str(i) for i in balanced_subset(labels, hp.test_size)]
+        references = Path(folder) / "references.csv"
+        references.write_text("id,label\n" + "".join(f"{i},{int(labels[int(i)])}\n" for i in ids), encoding="utf-8")
+        task = "cifar-10" if hp.dataset == "cifar-10" else "fashion-mnist"  # mnist and digits: the same format
+        return Scoring(task, references, ids)

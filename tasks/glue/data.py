@@ -54,6 +54,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 from harness.records import files_hash
 from harness.registry import load_object
 from tasks.glue import LAYOUTS, GlueLayout
@@ -290,3 +291,10 @@ class GlueDataModule(pl.LightningDataModule):
         """The dev set, or both MNLI dev sets (matched, mismatched) for ``glue-mnli``."""
         loaders = [self._loader(split, shuffle=False) for split in self.dev_splits]
         return loaders[0] if len(loaders) == 1 else loaders
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """How test loader ``dataloader_idx``'s predictions are scored: its dev TSV under the data root, ids = the
+        rows' ids in file order, labels = the task's class labels."""
+        split = self.dev_splits[dataloader_idx]
+        task_id, relative = self.files[split]
+        return Scoring(task_id, self.data_root / relative, [e.id for e in self.examples(split)], labels=self.labels)

@@ -55,6 +55,7 @@ from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 from tasks.imagenet.subsets import format_subset, sample_subset, subset_size, write_list
 from tasks.imagenet.transforms import EvalTransform, TrainTransform
 from tasks.loaders import make_loader
@@ -450,3 +451,9 @@ class ImageNetDataModule(pl.LightningDataModule):
             writer.writerow(["id", "label"])
             writer.writerows(zip(self.val_ids(), (wnid for _, wnid in self._index().val), strict=True))
         return path
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """How the test loader's predictions are scored: references written to ``folder/references.csv`` from the
+        validation labels (whatever ``val_layout`` they came in), ids = file stems, labels = wnids."""
+        references = self.write_references(Path(folder) / "references.csv")
+        return Scoring("imagenet-1k", references, self.val_ids(), labels=self.classes)

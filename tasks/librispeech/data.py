@@ -43,6 +43,7 @@ from torch.nn.utils.rnn import pad_sequence
 from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 from tasks.librispeech.score import read_split
 from tasks.loaders import make_loader
 
@@ -297,3 +298,10 @@ class LibriSpeechDataModule(pl.LightningDataModule):
         from tasks.librispeech.score import write_transcripts
 
         return write_transcripts(path, ((u.id, u.transcript) for u in self.utterances(split)))
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """How test loader ``dataloader_idx``'s hypotheses are scored: its split's transcripts written to
+        ``folder/<split>.trans.txt`` (the split folder's own text, without hashing its audio), ids = utterance ids."""
+        split = self.test_splits[dataloader_idx]
+        references = self.write_references(split, Path(folder) / f"{split}.trans.txt")
+        return Scoring("librispeech", references, [u.id for u in self.utterances(split)])

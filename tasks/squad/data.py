@@ -62,6 +62,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 from harness.records import files_hash
 from harness.registry import load_object
 from tasks.squad.score import Question, _expect, _field, _json_type, _paragraph_questions, _read_json
@@ -399,3 +400,9 @@ class SquadDataModule(pl.LightningDataModule):
     def test_dataloader(self) -> DataLoader:
         """The dev file, as the papers report (``harness score`` scores its prediction JSON)."""
         return self._loader("dev", shuffle=False)
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """How the test loader's answers are scored: the dev file, ids = its question ids in file order (a system
+        that answers in another order passes ``ids`` to :class:`~tasks.squad.metric.SquadMetric`)."""
+        task = "squad-v1.1" if self.version == "1.1" else "squad-v2.0"
+        return Scoring(task, self.data_root / self.files["dev"], [e.qid for e in self.examples("dev")])

@@ -36,6 +36,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 from harness.registry import load_object
 from tasks.imagenet.subsets import format_subset, sample_subset, subset_size, write_list
 from tasks.text_classification import LAYOUTS, TextLayout
@@ -280,3 +281,9 @@ class TextClassificationDataModule(pl.LightningDataModule):
             writer.writerow(["id", "label"])
             writer.writerows((example.id, example.label) for example in self.examples("test"))
         return path
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """How the test loader's predictions are scored: references ``folder/references.csv`` (the test labels),
+        ids = the dataset's example ids, labels = class indices."""
+        references = self.write_references(Path(folder) / "references.csv")
+        return Scoring(self.spec.task_id, references, self.test_ids())

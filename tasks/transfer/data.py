@@ -34,6 +34,7 @@ from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 from tasks.imagenet.data import load_rgb
 from tasks.imagenet.subsets import format_subset
 from tasks.imagenet.transforms import EvalTransform, TrainTransform
@@ -264,3 +265,9 @@ class TransferDataModule(pl.LightningDataModule):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("id,label\n" + "".join(f"{i},{label}\n" for i, label in zip(ids, labels, strict=True)))
         return path
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """How the test loader's predictions are scored: references ``folder/references.csv`` (the test labels),
+        ids = the official list entries (CIFAR: positions), labels = class indices."""
+        references = self.write_references(Path(folder) / "references.csv")
+        return Scoring(self.dataset, references, self._split("test")[0])

@@ -55,6 +55,7 @@ def test_a_failed_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.Monke
         (lambda d: d["provenance"].pop("config_hash"), "field 'provenance.config_hash'"),
         (lambda d: d.update(run_id="Has Spaces"), "field 'run_id'"),
         (lambda d: d.update(surprise=1), "field 'surprise': Extra inputs"),
+        (lambda d: d.update(parents=["Not An Id"]), "field 'parents.0'"),
     ],
 )
 def test_validation_names_the_field(tmp_path: Path, mutate, message: str) -> None:
@@ -77,3 +78,33 @@ def test_invalid_json_names_the_line(tmp_path: Path) -> None:
 def test_record_round_trips_through_json() -> None:
     record = make_record(config={"lr": 0.1}, claim_ids=["mlp-accuracy"], artifacts={"ckpt": "x.ckpt"})
     assert records.parse_record(record.to_json(), "mem") == record
+
+
+def test_parents_are_optional_and_written_only_when_set() -> None:
+    plain = make_record()
+    assert plain.parents == [] and "parents" not in json.loads(plain.to_json())  # records read as before chains
+    child = make_record(parents=["toy-paper.toy-mlp.smoke.digits.test.s0.abc"])
+    assert json.loads(child.to_json())["parents"] == child.parents
+    assert records.parse_record(child.to_json(), "mem") == child
+
+
+def test_the_one_constructor_fills_schema_times_and_provenance() -> None:
+    started = records.now()
+    provenance = records.run_provenance({"lr": 0.1}, data_hash="d1")
+    code = records.code_version()
+    assert (provenance.git_sha, provenance.git_dirty) == (code["git_sha"], code["git_dirty"])
+    assert provenance.config_hash == records.canonical_hash({"lr": 0.1})[:16] and provenance.data_hash == "d1"
+    assert provenance.versions == records.library_versions() and provenance.hardware == records.hardware()
+    elsewhere = records.run_provenance({"lr": 0.1}, code={"git_sha": "abc", "git_dirty": False})
+    assert (elsewhere.git_sha, elsewhere.git_dirty) == ("abc", False)
+    fields = {
+        "run_id": "p.m.smoke.d.test.s0", "paper": "p", "model": "m", "tier": "smoke", "dataset": "d", "split": "test",
+        "seed": 0, "metrics": {"accuracy": 1.0}, "started_at": started, "provenance": provenance,
+    }  # fmt: skip
+    record = records.new_record(**fields, protocol="holdout", config={"lr": 0.1})
+    assert record.schema_ == records.SCHEMA and started <= record.finished_at <= records.now()
+    by_hand = records.RunRecord(
+        schema="harness.run/1", **fields, finished_at=record.finished_at, protocol="holdout", config={"lr": 0.1}
+    )
+    assert record == by_hand and record.to_json() == by_hand.to_json()
+    assert (record.status, record.artifacts, record.claim_ids, record.parents) == ("ok", {}, [], [])

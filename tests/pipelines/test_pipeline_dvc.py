@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.records import write_record
+from harness.records import read_record, write_record
 from tests.conftest import REPO, TOY_ENTRY_POINTS, TOY_SRC, make_record, write_dist_info
 
 VENV = Path(sys.executable).parent.parent
@@ -48,7 +48,8 @@ def git(repo: Path, *args: str) -> None:
 
 
 def run(repo: Path, *argv: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": f"{repo / 'site'}{os.pathsep}{repo / 'plugins'}", "DVC_NO_ANALYTICS": "1"}
+    path = os.pathsep.join([str(repo / "site"), str(repo / "plugins"), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path.rstrip(os.pathsep), "DVC_NO_ANALYTICS": "1"}  # (a checkout on the path)
     return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -156,3 +157,29 @@ def test_a_failed_rerun_keeps_records_and_database(repo: Path) -> None:
     assert records(repo) == before  # records are not DVC outputs: nothing was deleted
     assert hashlib.sha256(db.read_bytes()).hexdigest() == digest  # and the database was not touched
     assert not (repo / "results" / "stages" / "toy-paper.json").exists()  # DVC deleted only the stage's summary
+
+
+@pytest.mark.slow
+def test_dvc_repro_runs_a_chain_in_order_and_reuses_its_stages(repo: Path) -> None:
+    """The toy chain (configs/smoke-pretrain.yaml, then smoke-finetune.yaml) under `dvc repro`: listing only the last
+    stage runs the first one before it; listing both in order, forced, trains nothing again."""
+    set_params(repo, "toy-paper", tiers=["smoke-finetune"])
+    done = dvc(repo, "repro", "toy-paper")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "starts from a stage that has not run; running it first: harness run toy-paper --tier smoke --config " \
+           "plugins/toy_paper/configs/smoke-pretrain.yaml --seed 0" in done.stdout + done.stderr  # fmt: skip
+    made = records(repo)
+    assert len(made) == 2
+    summary = yaml.safe_load((repo / "results" / "stages" / "toy-paper.json").read_text())
+    (child,) = summary["runs"][0]["run_ids"]
+    parent = read_record(repo / "results" / "runs" / f"{child}.json").parents[0]
+    assert made == {f"{child}.json", f"{parent}.json"}
+    sha = read_record(repo / "results" / "runs" / f"{parent}.json").artifacts["checkpoint_sha256"]
+    assert (repo / "results" / "checkpoints" / f"{sha}.safetensors").is_file()
+
+    set_params(repo, "toy-paper", tiers=["smoke-pretrain", "smoke-finetune"])
+    again = dvc(repo, "repro", "-f", "toy-paper")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "running it first" not in again.stdout + again.stderr and records(repo) == made
+    summary = yaml.safe_load((repo / "results" / "stages" / "toy-paper.json").read_text())
+    assert [run["run_ids"] for run in summary["runs"]] == [[parent], [child]]

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from harness.records import Provenance, RunRecord, make_run_id, now, write_record
+from harness.records import Provenance, make_run_id, new_record, now, write_record
 
 
 def run(repro, config_path: Path, *, tier, model, seed, data_root, runs_dir) -> list[Path]:
@@ -10,11 +10,10 @@ def run(repro, config_path: Path, *, tier, model, seed, data_root, runs_dir) -> 
     for width in (8, 16, 32):
         config = {"width": width, "config_file": config_path.name}
         run_id = make_run_id(repro.id, f"toy-mlp-{width}", tier, "digits", "test", config, seed or 0)
-        record = RunRecord(
-            schema="harness.run/1", run_id=run_id, paper=repro.id, model=f"toy-mlp-{width}", tier=tier,
-            dataset="digits", split="test", seed=seed or 0, metrics={"accuracy": 80.0 + width / 4},
-            started_at=now(), finished_at=now(), provenance=Provenance(git_sha=None, git_dirty=None, config_hash="x"),
-            config=config,
+        record = new_record(
+            run_id=run_id, paper=repro.id, model=f"toy-mlp-{width}", tier=tier, dataset="digits", split="test",
+            seed=seed or 0, metrics={"accuracy": 80.0 + width / 4}, started_at=now(),
+            provenance=Provenance(git_sha=None, git_dirty=None, config_hash="x"), config=config,
         )  # fmt: skip
         paths.append(write_record(record, runs_dir))
     return paths

@@ -1,0 +1,122 @@
+"""Runs that build on runs: a tier config's ``init_from`` names the earlier stage whose checkpoint it starts from.
+
+By run id (``init_from: {run: <run_id>}``: a record in ``results/runs/`` that saved a checkpoint) or by the earlier
+stage's config (``init_from: {config: <file>, model: ..., seed: ..., tier: ...}``, the file relative to the naming
+config's folder), so a chain is reproducible from nothing: a stage named by config that has not run is run first,
+and so on up the chain. The resolved parent run id and its checkpoint's sha256 are part of the child's identity
+(its run id changes when the parent does) and its record lists the parent in ``parents``. Layout and messages:
+docs/plugins.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.checkpoints import SHA_ARTIFACT
+from harness.errors import HarnessError
+from harness.records import RUN_ID_PATTERN, read_record, record_path
+from harness.registry import TIERS, Reproduction
+from harness.runner import load_config, plan, resolve_config, run_training
+
+INIT_FROM_KEYS = {"run", "config", "tier", "model", "seed", "prefixes"}
+RESOLVED_KEYS = ("run", "checkpoint_sha256", "prefixes")  # what of init_from identifies the child run
+
+
+@dataclass(frozen=True)
+class Parent:
+    run_id: str
+    sha256: str
+
+
+def check_init_from(path: Path, spec: Any) -> None:
+    """The shape of a config's ``init_from``; errors name the file and the key."""
+    where = f"{path}: key 'init_from"
+    if not isinstance(spec, dict) or set(spec) - INIT_FROM_KEYS:
+        raise HarnessError(f"{where}' is a mapping with keys among {sorted(INIT_FROM_KEYS)}")
+    if ("run" in spec) == ("config" in spec):
+        raise HarnessError(f"{where}' names its parent by exactly one of 'run' (a run id) and 'config' (a file)")
+    if "run" in spec and not (isinstance(spec["run"], str) and re.match(RUN_ID_PATTERN, spec["run"])):
+        raise HarnessError(f"{where}.run': {spec['run']!r} is not a run id")
+    if "run" in spec and set(spec) & {"tier", "model", "seed"}:
+        raise HarnessError(f"{where}': 'tier', 'model' and 'seed' describe a parent named by 'config', not by 'run'")
+    if (
+        not all(isinstance(spec.get(key, ""), str) for key in ("config", "model"))
+        or type(spec.get("seed", 0)) is not int
+    ):
+        raise HarnessError(f"{where}': 'config' is a file name, 'model' a model id and 'seed' an integer")
+    if spec.get("tier", "smoke") not in TIERS[1:]:
+        raise HarnessError(f"{where}.tier': {spec['tier']!r} is not one of {', '.join(TIERS[1:])}")
+    prefixes = spec.get("prefixes", ["all"])
+    if not (isinstance(prefixes, list) and prefixes and all(isinstance(p, str) and p for p in prefixes)):
+        raise HarnessError(f"{where}.prefixes' is a non-empty list of tensor-name prefixes (or absent: every tensor)")
+
+
+def resolve_parents(
+    repro: Reproduction, path: Path, resolved: dict[str, Any], runs_dir: Path, seen: tuple[Path, ...] = ()
+) -> dict[str, Any]:
+    """``resolved`` with ``init_from`` completed by the parent's ``run`` id and ``checkpoint_sha256`` (unchanged
+    without ``init_from``). A parent named by config that has not run is run first, its own parents before it."""
+    spec = resolved.get("init_from")
+    if spec is None:
+        return resolved
+    if "run" in spec:
+        parent = _recorded_parent(spec["run"], runs_dir, f"{path}: key 'init_from.run'")
+    else:
+        parent = _parent_by_config(repro, path, spec, resolved, runs_dir, (*seen, path.resolve()))
+    completed = copy.deepcopy(resolved)
+    completed["init_from"] = {**spec, "run": parent.run_id, "checkpoint_sha256": parent.sha256}
+    return completed
+
+
+def identity(spec: dict[str, Any]) -> dict[str, Any]:
+    """The part of a resolved ``init_from`` that identifies the child run: the parent, its weights, what is loaded."""
+    if "checkpoint_sha256" not in spec:
+        raise HarnessError("init_from is not resolved: run the config with `harness run` (harness.chains)")
+    return {key: spec[key] for key in RESOLVED_KEYS if key in spec}
+
+
+def _recorded_parent(run_id: str, runs_dir: Path, where: str) -> Parent:
+    path = record_path(run_id, runs_dir)
+    if not path.is_file():
+        raise HarnessError(f"{where}: no run record {run_id!r} in {runs_dir}/ (name a recorded run, or its config)")
+    record = read_record(path)
+    sha256 = record.artifacts.get(SHA_ARTIFACT)
+    if record.status != "ok" or sha256 is None:
+        why = f"its status is {record.status!r}" if record.status != "ok" else "its config lacks save_checkpoint: true"
+        raise HarnessError(f"{where}: run {run_id!r} saved no checkpoint ({why})")
+    return Parent(run_id, sha256)
+
+
+def _parent_by_config(
+    repro: Reproduction, path: Path, spec: dict[str, Any], child: dict[str, Any], runs_dir: Path, seen: tuple[Path, ...]
+) -> Parent:
+    """Resolve (and run, when it has not run) the parent stage a config names by its config file."""
+    where = f"{path}: key 'init_from.config'"
+    parent_path = path.parent / spec["config"]
+    if not parent_path.is_file():
+        raise HarnessError(f"{where}: {parent_path} does not exist")
+    if parent_path.resolve() in seen:
+        raise HarnessError(f"{where}: {parent_path} starts a cycle of init_from (a stage cannot build on itself)")
+    tier, seed = spec.get("tier", child["tier"]), spec.get("seed", child["seed"])
+    config = load_config(parent_path, tier)
+    if config.get("save_checkpoint") is not True:
+        raise HarnessError(f"{where}: {parent_path} saves no checkpoint: add `save_checkpoint: true` to it")
+    resolved = resolve_config(config, tier, spec.get("model"), seed, None)
+    if resolved["model"] not in repro.model_ids():
+        raise HarnessError(f"{where}: {repro.id!r} has no model {resolved['model']!r}; it has: {repro.model_ids()}")
+    resolved = resolve_parents(repro, parent_path, resolved, runs_dir, seen)
+    first = plan(repro, resolved)[0]
+    if not record_path(first.run_id, runs_dir).is_file():
+        argv = ["harness", "run", repro.id, "--tier", tier, "--config", str(parent_path), "--seed", str(seed)]
+        command = shlex.join(argv + (["--model", spec["model"]] if "model" in spec else []))
+        print(
+            f"harness: {path.name} starts from a stage that has not run; running it first: {command}", file=sys.stderr
+        )
+        run_training(repro, resolved, runs_dir)
+    return _recorded_parent(first.run_id, runs_dir, where)

@@ -1,0 +1,157 @@
+"""Runs that build on runs: the toy plugin's two-stage chain (configs/smoke-pretrain.yaml, then smoke-finetune.yaml)
+run from nothing, reused, checked against tampering, and the child's weights compared with its parent's."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from safetensors.torch import load_file
+
+from harness import chains, registry, runner
+from harness.errors import HarnessError
+from harness.records import file_sha256, read_record, write_record
+from tests.conftest import TOY_SRC, harness_cli, make_record
+
+CONFIGS = TOY_SRC / "toy_paper" / "configs"
+PRETRAIN, FINETUNE = CONFIGS / "smoke-pretrain.yaml", CONFIGS / "smoke-finetune.yaml"
+
+
+def _run(config: Path, runs: Path, **kwargs) -> list[Path]:
+    return runner.run("toy-paper", "smoke", config_path=config, runs_dir=runs, **kwargs)
+
+
+def _variant(folder: Path, name: str, base: Path = FINETUNE, **changes) -> Path:
+    """A copy of a toy config with top-level keys changed; its init_from names the toy's stage 1 by absolute path."""
+    config = yaml.safe_load(base.read_text())
+    config.update(changes)
+    if isinstance(config.get("init_from"), dict) and config["init_from"].get("config") == PRETRAIN.name:
+        config["init_from"]["config"] = str(PRETRAIN)
+    path = folder / name
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_a_chain_runs_from_nothing_then_reuses_both_stages(toy: Path, capsys: pytest.CaptureFixture) -> None:
+    runs = toy / "results" / "runs"
+    (child_path,) = _run(FINETUNE, runs)
+    assert (
+        f"running it first: harness run toy-paper --tier smoke --config {PRETRAIN} --seed 0" in capsys.readouterr().err
+    )
+    child = read_record(child_path)
+    (parent_path,) = [p for p in runs.glob("*.json") if p != child_path]
+    parent = read_record(parent_path)
+    sha = parent.artifacts["checkpoint_sha256"]
+    stored = toy / "results" / "checkpoints" / f"{sha}.safetensors"
+    assert parent.artifacts["checkpoint"] == str(stored) and file_sha256(stored) == sha  # content-addressed
+    assert child.parents == [parent.run_id] and parent.parents == []
+    assert child.config["init_from"] == {
+        "config": "smoke-pretrain.yaml", "prefixes": ["net.0."], "run": parent.run_id, "checkpoint_sha256": sha,
+    }  # fmt: skip
+    assert child.metrics["accuracy"] > 50 and "checkpoint" not in child.artifacts  # stage 2 saves nothing
+    mtimes = {p: p.stat().st_mtime_ns for p in (child_path, parent_path, stored)}
+    assert _run(FINETUNE, runs) == [child_path]
+    assert "running it first" not in capsys.readouterr().err
+    assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes and len(list(runs.glob("*.json"))) == 2
+    # the parent's run id and weights are part of the child's identity
+    repro = registry.reproduction("toy-paper")
+    other = copy.deepcopy(child.config)
+    other["init_from"]["checkpoint_sha256"] = "0" * 64
+    assert runner.plan(repro, other)[0].run_id != child.run_id == runner.plan(repro, child.config)[0].run_id
+
+
+def test_the_child_starts_from_the_parents_weights_and_a_tampered_checkpoint_fails(toy: Path) -> None:
+    runs = toy / "results" / "runs"
+    (parent_path,) = _run(PRETRAIN, runs)
+    parent = read_record(parent_path)
+    stored = Path(parent.artifacts["checkpoint"])
+    weights = load_file(stored)
+    # evaluate-only children that keep what they loaded: the hidden layer only, then every tensor
+    head = _variant(toy, "head.yaml", fit=False, save_checkpoint=True)
+    whole = _variant(toy, "whole.yaml", fit=False, save_checkpoint=True, init_from={"config": str(PRETRAIN)})
+    (head_path,) = _run(head, runs)
+    loaded = load_file(read_record(head_path).artifacts["checkpoint"])
+    assert all(loaded[name].equal(weights[name]) for name in ("net.0.weight", "net.0.bias"))
+    assert not loaded["net.2.weight"].equal(weights["net.2.weight"])  # a fresh output layer
+    (whole_path,) = _run(whole, runs)
+    assert read_record(whole_path).artifacts["checkpoint_sha256"] == parent.artifacts["checkpoint_sha256"]
+    assert read_record(whole_path).metrics == parent.metrics  # the very same network
+
+    stored.write_bytes(stored.read_bytes()[:-4] + b"\0\0\0\0")
+    actual = file_sha256(stored)
+    with pytest.raises(HarnessError) as err:
+        _run(FINETUNE, runs)
+    expected = parent.artifacts["checkpoint_sha256"]
+    assert str(err.value).startswith(f"{stored}: checkpoint sha256 does not match: expected {expected}")
+    assert str(err.value).endswith(f"actual {actual}") and "\n" not in str(err.value)
+    stored.unlink()
+    with pytest.raises(HarnessError, match=f"{stored}: checkpoint missing \\(expected sha256 {expected}: the check"):
+        _run(FINETUNE, runs)
+    assert len(list(runs.glob("*.json"))) == 3  # no record of a child that could not load its weights
+
+
+def test_a_chain_naming_a_missing_run_fails_naming_file_and_key(toy: Path) -> None:
+    config = _variant(toy, "by-id.yaml", init_from={"run": "toy-paper.no-weights"})
+    with pytest.raises(HarnessError) as err:
+        _run(config, toy / "runs")
+    assert str(err.value).startswith(f"{config}: key 'init_from.run': no run record 'toy-paper.no-weights' in ")
+    write_record(make_record(paper="toy-paper", tier="smoke", run_id="toy-paper.no-weights"), toy / "runs")
+    with pytest.raises(HarnessError, match="init_from.run': run 'toy-paper.no-weights' saved no checkpoint"):
+        _run(config, toy / "runs")
+    done = harness_cli("run", "toy-paper", "--config", str(config), cwd=toy, site=toy.parent / "site")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"harness: error: {config}: key 'init_from.run': no run record 'toy-paper.no-weights' in results/runs/ "
+        "(name a recorded run, or its config)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("init_from", "message"),
+    [
+        ({"run": "a", "config": "b.yaml"}, "by exactly one of 'run' (a run id) and 'config'"),
+        ({}, "by exactly one of"),
+        ({"run": "Not An Id"}, "key 'init_from.run': 'Not An Id' is not a run id"),
+        ({"run": "x", "seed": 1}, "describe a parent named by 'config', not by 'run'"),
+        ({"config": "smoke-pretrain.yaml", "prefixes": []}, "key 'init_from.prefixes' is a non-empty list"),
+        ({"config": "smoke-pretrain.yaml", "lr": 1}, "key 'init_from' is a mapping with keys among"),
+        ({"config": "smoke-pretrain.yaml", "tier": "medium"}, "key 'init_from.tier': 'medium' is not one of smoke,"),
+        ({"config": "smoke-pretrain.yaml", "seed": "0"}, "'seed' an integer"),
+        ({"config": "smoke-pretrain.yaml", "model": "toy-cnn"}, "key 'init_from.config': 'toy-paper' has no model"),
+        ({"config": "nowhere.yaml"}, "key 'init_from.config': {folder}/nowhere.yaml does not exist"),
+        ({"config": "smoke.yaml"}, "smoke.yaml saves no checkpoint: add `save_checkpoint: true` to it"),
+        ({"config": "cycle.yaml"}, "cycle.yaml starts a cycle of init_from"),
+    ],
+)
+def test_bad_init_from_is_named_before_anything_runs(toy: Path, init_from: dict, message: str) -> None:
+    folder = toy / "configs"
+    folder.mkdir()
+    (folder / "smoke.yaml").write_text((CONFIGS / "smoke.yaml").read_text())
+    config = _variant(folder, "cycle.yaml", save_checkpoint=True, init_from=init_from)
+    with pytest.raises(HarnessError) as err:
+        _run(config, toy / "runs")
+    assert str(err.value).startswith(str(config)) and message.format(folder=folder) in str(err.value)
+    assert not (toy / "runs").exists() and not (toy / "data").exists()
+
+
+def test_resolving_needs_a_recorded_parent() -> None:
+    with pytest.raises(HarnessError, match="init_from is not resolved"):
+        chains.identity({"config": "smoke-pretrain.yaml"})
+
+
+def test_a_three_stage_chain_runs_its_stages_in_order(toy: Path, capsys: pytest.CaptureFixture) -> None:
+    """ULMFiT's shape: pre-train, fine-tune the language model, then the classifier; only the last one is asked for."""
+    middle = _variant(toy, "middle.yaml", save_checkpoint=True, trainer={"max_epochs": 1, "logger": False})
+    last = _variant(toy, "last.yaml", fit=False, init_from={"config": "middle.yaml"})
+    (last_path,) = _run(last, toy / "runs")
+    said = [line for line in capsys.readouterr().err.splitlines() if "running it first" in line]
+    assert [line.split(": ", 1)[1].split(" starts")[0] for line in said] == ["middle.yaml", "last.yaml"]
+    assert said[0].endswith(f"--config {PRETRAIN} --seed 0") and said[1].endswith(f"--config {middle} --seed 0")
+    child = read_record(last_path)
+    parent = read_record(toy / "runs" / f"{child.parents[0]}.json")
+    grandparent = read_record(toy / "runs" / f"{parent.parents[0]}.json")
+    assert grandparent.config["save_checkpoint"] and grandparent.parents == [] and len(list(toy.glob("runs/*"))) == 3
+    assert child.config["init_from"]["checkpoint_sha256"] == parent.artifacts["checkpoint_sha256"]
+    assert child.metrics == parent.metrics  # evaluated with the middle stage's weights, every tensor loaded

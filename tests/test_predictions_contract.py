@@ -1,0 +1,294 @@
+"""Contract over every registered task: a run's predictions, written by its metric, re-score to the metric's numbers.
+
+For each task its example pair (``Task.example``: references and predictions in the official format) is turned into
+what a system would feed the task's torchmetrics metric, in the data module's order, through the data module's
+``scoring`` where the example data can build one. The metric then writes its predictions
+(``write_predictions``, see harness.predictions) and the task's scorer reads them back: every value the metric
+computed must come back, and so must the example's own official scores.
+
+Tolerance: the classification and GLUE metrics compute in float32 and the scorers in float64 (a relative 1e-6 is
+float32's precision); COCO's metric receives boxes as float32 tensors (an IoU moves by about 1e-7). Everything
+else agrees exactly. A task whose predictions cannot be written is listed in ``UNWRITABLE`` with its reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import registry
+from harness.predictions import Scoring
+
+# task id -> why its runs keep no predictions (none today: every registered task writes them)
+UNWRITABLE: dict[str, str] = {}
+# the metric's name for a scorer key where the two differ
+ALIASES = {"top1": "accuracy", "exact_match": "exact"}
+
+
+def _classification(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """Logits ranking each example's official guesses first, best first; labels as the references spell them."""
+    import torch
+
+    from tasks.imagenet.metric import accuracy_metrics
+    from tasks.imagenet.score import read_predictions, read_references
+
+    labels = read_references(files["references"])
+    guesses = read_predictions(files["predictions"])
+    classes = sorted(set(labels.values()) | {g for row in guesses.values() for g in row})
+    ids = list(labels)
+    logits = torch.zeros(len(ids), len(classes))
+    for row, item_id in enumerate(ids):
+        for rank, guess in enumerate(guesses[item_id]):
+            logits[row, classes.index(guess)] = 10.0 - rank
+    metric = accuracy_metrics(len(classes))
+    metric.update(logits, torch.tensor([classes.index(labels[i]) for i in ids]))
+    return metric, Scoring(task_id, files["references"], ids, labels=classes)
+
+
+def _coco(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """The tiny COCO copy through its data module: targets as the test loader serves them, the example's
+    detections per image in loader order."""
+    import json
+
+    import torch
+
+    from tasks.coco.data import CocoDetectionDataModule
+    from tasks.coco.metric import CocoDetectionMetric
+
+    data = CocoDetectionDataModule(data_root=files["references"].parent.parent)
+    data.setup("test")
+    scoring = data.scoring(0, tmp)
+    detections = json.loads(files["predictions"].read_text())
+    metric = CocoDetectionMetric()
+    for index, image_id in enumerate(scoring.ids):
+        mine = [d for d in detections if d["image_id"] == image_id]
+        xywh = torch.tensor([d["bbox"] for d in mine], dtype=torch.float64).reshape(-1, 4)
+        boxes = torch.cat([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], dim=1)
+        pred = {"boxes": boxes, "scores": torch.tensor([d["score"] for d in mine]), "labels": torch.tensor(
+            [d["category_id"] for d in mine], dtype=torch.long)}  # fmt: skip
+        metric.update([pred], [data.val_dataset.target(index)])
+    return metric, scoring
+
+
+def _cityscapes(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """The tiny Cityscapes copy through its data module; each example PNG read back as train ids."""
+    import torch
+
+    from tasks.cityscapes.data import CityscapesDataModule, load_train_ids
+    from tasks.cityscapes.metric import CityscapesIoU
+
+    data = CityscapesDataModule(data_root=files["references"].parent.parent)
+    data.setup("test")
+    scoring = data.scoring(0, tmp)
+    metric = CityscapesIoU()
+    for index, name in enumerate(scoring.ids):
+        (png,) = files["predictions"].rglob(name)
+        pred = torch.from_numpy(load_train_ids(png).astype("int64"))
+        target = torch.from_numpy(load_train_ids(Path(str(data.val_dataset.labels[index]))).astype("int64"))
+        metric.update(pred[None], target[None])
+    return metric, scoring
+
+
+def _squad(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    from tasks.squad.data import SquadDataModule
+    from tasks.squad.metric import SquadMetric
+    from tasks.squad.score import read_na_probs, read_predictions, read_references
+
+    version = task_id.removeprefix("squad-v")
+    scoring = SquadDataModule(data_root=files["references"].parent, version=version).scoring(0, tmp)
+    golds = {q.qid: list(q.answers) for q in read_references(files["references"])[1]}
+    answers = read_predictions(files["predictions"])
+    probs = read_na_probs(files["na_probs"]) if "na_probs" in files else None
+    metric = SquadMetric(version)
+    for qid in scoring.ids:
+        metric.update([answers[qid]], [golds[qid]], na_probs=[probs[qid]] if probs else None)
+    return metric, scoring
+
+
+def _glue(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    import torch
+
+    from tasks.glue.data import GlueDataModule
+    from tasks.glue.metric import glue_metrics
+    from tasks.glue.score import read_predictions
+
+    data = GlueDataModule(data_root=files["references"].parent.parent, task=task_id)
+    scoring = data.scoring(0, tmp)
+    examples = data.examples(data.dev_splits[0])
+    predicted = read_predictions(task_id, files["predictions"])
+    as_number = float if data.labels is None else data.labels.index
+    preds = torch.tensor([as_number(predicted[e.id]) for e in examples])
+    metric = glue_metrics(task_id)
+    metric.update(preds, torch.tensor([e.label for e in examples]))
+    return metric, scoring
+
+
+def _librispeech(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """Reference transcripts without audio (the example has none): ids passed to ``update`` as a batch has them."""
+    from tasks.librispeech.metric import LibriSpeechWER
+    from tasks.librispeech.score import read_references, read_transcripts
+
+    references = read_references(files["references"])
+    hypotheses = read_transcripts(files["predictions"], allow_empty=True)
+    ids = list(references)
+    metric = LibriSpeechWER()
+    for utterance in ids:
+        hypothesis = hypotheses[utterance].text if utterance in hypotheses else ""
+        metric.update([hypothesis], [references[utterance].text], ids=[utterance])
+    return metric, Scoring(task_id, files["references"], ids)
+
+
+# the scorer's package -> how to feed that family's metric from its example pair
+FEEDERS: dict[str, Callable[[str, dict[str, Path], Path], tuple[Any, Scoring]]] = {
+    "tasks.imagenet": _classification,
+    "tasks.classification": _classification,
+    "tasks.fashion_mnist": _classification,
+    "tasks.transfer": _classification,
+    "tasks.text_classification": _classification,
+    "tasks.coco": _coco,
+    "tasks.cityscapes": _cityscapes,
+    "tasks.squad": _squad,
+    "tasks.glue": _glue,
+    "tasks.librispeech": _librispeech,
+}
+
+
+def computed(metric: Any) -> dict[str, float]:
+    """The metric's values as plain floats (a collection's dict, a metric's dict, or LibriSpeech's counts)."""
+    if hasattr(metric, "counts"):
+        return metric.counts()
+    return {key.split("/")[-1]: float(value) for key, value in metric.compute().items()}
+
+
+def agree(expected: dict[str, float], scored: dict[str, float]) -> list[str]:
+    """Keys whose scorer value differs from ``expected`` beyond float32 precision (NaN equals NaN)."""
+    wrong = []
+    for key, value in expected.items():
+        got = scored[key if key in scored else ALIASES[key]]
+        if not (math.isnan(value) and math.isnan(got)) and got != pytest.approx(value, rel=1e-6, abs=1e-6):
+            wrong.append(f"{key}: metric {value!r}, scorer {got!r}")
+    return wrong
+
+
+@pytest.mark.parametrize("task_id", sorted(registry.tasks()))
+def test_metric_writes_predictions_that_rescore_to_its_values(task_id: str, tmp_path: Path) -> None:
+    task = registry.task(task_id)
+    if task_id in UNWRITABLE:
+        pytest.skip(f"{task_id} keeps no predictions: {UNWRITABLE[task_id]}")
+    family = task.score.partition(":")[0].rpartition(".")[0]
+    assert family in FEEDERS, f"task {task_id}: add its metric to FEEDERS (or to UNWRITABLE, with the reason)"
+    files = registry.load_object(task.example)(tmp_path / "example", task_id)
+    (tmp_path / "out").mkdir()
+    metric, scoring = FEEDERS[family](task_id, files, tmp_path / "out")
+    assert scoring.task == task_id
+    written = metric.write_predictions(tmp_path / "out", scoring)
+    assert set(written) <= {"predictions", *task.options}
+    scored = task.scorer()(
+        scoring.references, written["predictions"], **{k: v for k, v in written.items() if k != "predictions"}
+    )
+    values = {k: v for k, v in computed(metric).items() if k in scored or ALIASES.get(k) in scored}
+    assert values, f"no value of {task_id}'s metric is one of its scorer's keys {sorted(scored)}"
+    assert not agree(values, scored)
+    options = {name: files[name] for name in task.options if name in files}
+    official = task.scorer()(files["references"], files["predictions"], **options)
+    assert not agree(official, scored), "the written predictions score differently from the example's own"
+
+
+def test_a_metric_holding_more_predictions_than_the_split_has_examples_is_an_error(tmp_path: Path) -> None:
+    import torch
+
+    from harness.errors import HarnessError
+    from tasks.imagenet.metric import accuracy_metrics
+
+    metric = accuracy_metrics(3)
+    metric.update(torch.eye(3), torch.arange(3))
+    with pytest.raises(HarnessError, match=r"holds 3 predictions but the cifar-10 test split \(refs.csv\) has 2"):
+        metric.write_predictions(tmp_path, Scoring("cifar-10", Path("refs.csv"), ["0", "1"]))
+
+
+def test_reset_drops_the_kept_predictions_and_forward_keeps_them() -> None:
+    """``forward`` (``metric(preds, target)``) resets the metric internally to compute one batch's value: what was
+    kept before that batch stays; ``reset`` (as Lightning resets what a system logs) drops it all."""
+    import torch
+
+    from tasks.cityscapes.metric import CityscapesIoU
+    from tasks.imagenet.metric import accuracy_metrics
+    from tasks.librispeech.metric import LibriSpeechWER
+    from tasks.squad.metric import SquadMetric
+
+    classification, cityscapes, squad, speech = accuracy_metrics(3), CityscapesIoU(), SquadMetric(), LibriSpeechWER()
+    for _ in range(2):
+        classification(torch.eye(3), torch.arange(3))
+        cityscapes(torch.zeros(2, 4, 4, dtype=torch.long), torch.zeros(2, 4, 4, dtype=torch.long))
+        squad(["an answer"], [["an answer"]], ids=["q"])
+        speech(["A WORD"], ["A WORD"], ids=["1-2-3"])
+    kept = (len(classification.kept_guesses()), len(cityscapes.kept_pngs), len(squad.answers), len(speech.hypotheses))
+    assert kept == (6, 4, 2, 2) and squad.qids == ["q", "q"] and speech.utterance_ids == ["1-2-3", "1-2-3"]
+    for metric in (*classification.values(), cityscapes, squad, speech):
+        metric.reset()
+    assert len(classification.kept_guesses()) == 0
+    assert cityscapes.kept_pngs == squad.answers == squad.qids == speech.hypotheses == speech.utterance_ids == []
+
+
+def scorer_key(metric: str, scored: dict[str, float]) -> str:
+    """The scorer's key for a record's metric name: the same name, lower-cased (COCO's ``AP`` is ``ap``), or an
+    alias (``exact_match`` / ``exact``, ``top1`` / ``accuracy``)."""
+    for key in scored:
+        if key.lower() == metric or ALIASES.get(metric) == key:
+            return key
+    raise AssertionError(f"the scorer gives no value for the record's metric {metric!r}: {sorted(scored)}")
+
+
+# the smoke run in the default suite (seconds): Cityscapes label-id PNGs against gtFine/val under the data root
+FAST_SMOKE = ("mobilenetv3", "smoke-lraspp.yaml")
+
+
+def smoke_runs() -> list[Any]:
+    """Every smoke config of every paper the harness runs itself (a paper with its own ``runner``, the SGD width
+    sweep, keeps no predictions: docs/plugins.md); all but FAST_SMOKE are slow (10-30 s each)."""
+    runs = []
+    for paper, repro in registry.reproductions().items():
+        if repro.runner is not None:
+            continue
+        for path in sorted((repro.root / "configs").glob("smoke*.yaml")):
+            marks = () if (paper, path.name) == FAST_SMOKE else (pytest.mark.slow,)
+            runs.append(pytest.param(paper, path.name, marks=marks, id=f"{paper}-{path.stem}"))
+    return runs
+
+
+SMOKE_RUNS = smoke_runs()
+
+
+@pytest.mark.parametrize(("paper", "config_name"), SMOKE_RUNS)
+def test_a_smoke_run_keeps_predictions_that_harness_score_turns_into_its_record(
+    paper: str, config_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One training step, then the whole test split: the record names its predictions, and the real ``harness
+    score`` command on them (run from the results folder) gives the record's metrics."""
+    import json
+
+    from harness import runner
+    from harness.predictions import references_sha256, rescore_args
+    from harness.records import read_record
+    from tests.conftest import harness_cli
+
+    monkeypatch.chdir(tmp_path)
+    repro = registry.reproduction(paper)
+    config = runner.load_config(repro.root / "configs" / config_name, "smoke")
+    resolved = runner.resolve_config(config, "smoke", None, None, None)
+    resolved["trainer"] = {**resolved["trainer"], "max_epochs": 1, "max_steps": 1, "limit_val_batches": 0}
+    (path,) = runner.run_training(repro, resolved, runs_dir=tmp_path / "results" / "runs")
+    record = read_record(path)
+    artifacts = record.artifacts
+    assert artifacts["predictions"].startswith(f"artifacts/{record.run_id}/")
+    assert artifacts["references_sha256"] == references_sha256(tmp_path / "results" / artifacts["references"])
+    done = harness_cli("score", *rescore_args(artifacts, Path(".")), "--json", cwd=tmp_path / "results")
+    assert done.returncode == 0, done.stderr
+    scored = json.loads(done.stdout)
+    for metric, value in record.metrics.items():
+        got = scored[scorer_key(metric, scored)]
+        assert got == pytest.approx(value, rel=1e-6, abs=1e-6, nan_ok=True) or (got is None and math.isnan(value))
