@@ -33,7 +33,7 @@ from torch import nn
 
 @dataclass(frozen=True)
 class Stage:
-    """One row of EfficientNet's Table 1: ``repeats`` MBConv blocks; the first has ``stride`` and maps in -> out channels."""
+    """One row of EfficientNet's Table 1: ``repeats`` MBConv blocks; the first strides and maps in -> out channels."""
 
     expand_ratio: int
     kernel: int
