@@ -21,8 +21,9 @@ from typing import Any
 from harness.checkpoints import SHA_ARTIFACT
 from harness.errors import HarnessError
 from harness.records import RUN_ID_PATTERN, read_record, record_path
-from harness.registry import TIERS, Reproduction
+from harness.registry import Reproduction
 from harness.runner import load_config, plan, resolve_config, run_training
+from harness.tiers import TABLE
 
 INIT_FROM_KEYS = {"run", "config", "tier", "model", "seed", "prefixes"}
 RESOLVED_KEYS = ("run", "checkpoint_sha256", "prefixes")  # what of init_from identifies the child run
@@ -50,8 +51,9 @@ def check_init_from(path: Path, spec: Any) -> None:
         or type(spec.get("seed", 0)) is not int
     ):
         raise HarnessError(f"{where}': 'config' is a file name, 'model' a model id and 'seed' an integer")
-    if spec.get("tier", "smoke") not in TIERS[1:]:
-        raise HarnessError(f"{where}.tier': {spec['tier']!r} is not one of {', '.join(TIERS[1:])}")
+    configured = tuple(tier.name for tier in TABLE if tier.needs_config)
+    if spec.get("tier", "smoke") not in configured:
+        raise HarnessError(f"{where}.tier': {spec['tier']!r} is not one of {', '.join(configured)}")
     prefixes = spec.get("prefixes", ["all"])
     if not (isinstance(prefixes, list) and prefixes and all(isinstance(p, str) and p for p in prefixes)):
         raise HarnessError(f"{where}.prefixes' is a non-empty list of tensor-name prefixes (or absent: every tensor)")

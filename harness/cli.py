@@ -9,8 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-TIERS = ("arch", "smoke", "budget", "full", "weights")
-
 
 def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     """A plain left-aligned text table."""
@@ -51,6 +49,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             "id": r.id,
             "title": r.title,
             "arxiv": r.arxiv,
+            "url": r.link,
             "tasks": list(r.tasks),
             "models": r.model_ids(),
             "tiers": list(r.tiers),
@@ -121,20 +120,16 @@ def _report_ingest(result: Any) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from harness.claims import registered_claims
-    from harness.store import DB_PATH, load_records
-    from harness.verdicts import judge_all
+    """The verdicts the last ``harness ingest`` wrote (it judges; this only reads the ``verdicts`` table)."""
+    from harness import registry
+    from harness.store import claims_changed, read_report
 
-    claims = registered_claims(args.paper)
-    if DB_PATH.exists():
-        records = load_records()
-    else:
-        records = []
-        print(
-            f"harness: note: {DB_PATH} does not exist yet (run `harness ingest`); every claim is not-run",
-            file=sys.stderr,
-        )
-    rows = [v.report() for v in judge_all(claims, records)]
+    rows = read_report(args.paper)
+    if args.paper and not rows:
+        registry.reproduction(args.paper)  # an unknown paper is an error; a known one may have no claims
+    if claims_changed():
+        note = "claims files changed since the last ingest; run `harness ingest` to judge them anew"
+        print(f"harness: note: {note}", file=sys.stderr)
     columns = ["paper", "claim_id", "metric", "reported", "tolerance", "status", "tier", "mean", "std", "n", "delta"]
     _emit(rows, args.json, columns)
     if not args.json:
@@ -187,6 +182,19 @@ def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from harness.records import RUNS_DIR
+    from harness.rescore import find_record, rescore
+
+    path = find_record(args.run, RUNS_DIR)
+    rows = rescore(path)
+    _emit(rows, args.json, ["metric", "recorded", "rescored", "agrees"])
+    disagree = [row["metric"] for row in rows if row["agrees"] is False]
+    if disagree:
+        print(f"harness: {path}: re-scoring disagrees with the record on {', '.join(disagree)}", file=sys.stderr)
+    return 1 if disagree else 0
+
+
 def _task_options(task: Any, extra: list[str]) -> dict[str, str]:
     """Turn ``--na-probs FILE`` into ``{"na_probs": FILE}`` for the options the task declares."""
     from harness.errors import HarnessError
@@ -206,6 +214,8 @@ def _task_options(task: Any, extra: list[str]) -> dict[str, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from harness.tiers import TIERS
+
     parser = argparse.ArgumentParser(prog="harness", description="Reproduce ML papers' claims and judge them.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -236,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("task")
     p.add_argument("--references", required=True)
     p.add_argument("--predictions", required=True)
+    p = command("rescore", "score a run's kept predictions again and compare with its record (exit 1 if they differ)")
+    p.add_argument("run", help="a run id (in results/runs/) or a record file")
     p = command("ingest", "load run records into results/harness.duckdb (idempotent)", json_flag=False)
     p.add_argument("files", nargs="*", type=Path, help="record files or folders (default: results/runs/)")
     command("report", "verdict per claim").add_argument("--paper")
@@ -248,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 HANDLERS = {
     "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
-    "ingest": cmd_ingest, "report": cmd_report, "leaderboard": cmd_leaderboard,
+    "ingest": cmd_ingest, "rescore": cmd_rescore, "report": cmd_report, "leaderboard": cmd_leaderboard,
 }  # fmt: skip
 
 

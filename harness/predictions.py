@@ -25,7 +25,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from typing import Any
 import pytorch_lightning as pl
 
 from harness.errors import HarnessError
-from harness.records import file_sha256, files_hash
+from harness.records import references_sha256, tree_digest
 
 ARTIFACTS = "artifacts"
 
@@ -84,17 +84,6 @@ def check_count(kept: int, scoring: Scoring, what: str = "predictions") -> None:
             f"the metric holds {kept} {what} but the {scoring.task} test split ({scoring.references}) has "
             f"{len(scoring.ids)} examples: was the metric reset between test runs?"
         )
-
-
-def tree_digest(folder: Path) -> str:
-    """sha256 of the sorted ``sha256  relative/path`` lines of every file under ``folder``."""
-    names = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
-    return files_hash(folder, names)
-
-
-def references_sha256(path: Path) -> str:
-    """sha256 of a references file, or :func:`tree_digest` of a references folder."""
-    return tree_digest(path) if path.is_dir() else file_sha256(path)
 
 
 def _fsync_tree(folder: Path) -> None:
@@ -203,18 +192,3 @@ class PredictionsKeeper(pl.Callback):
 
 def _note(message: str) -> None:
     print(f"harness: warning: {message}", file=sys.stderr)
-
-
-def rescore_args(artifacts: Mapping[str, str], results_dir: Path) -> list[str]:
-    """The ``harness score`` arguments that re-score a record's predictions (paths resolved against
-    ``results_dir``, the folder holding ``runs/`` and ``artifacts/``); other artifacts (a checkpoint) are left out."""
-    from harness import registry
-
-    if "predictions" not in artifacts:
-        raise HarnessError("the record's artifacts name no predictions (the run kept none)")
-    task = registry.task(artifacts["task"])
-    args = [task.id]
-    for name in ("references", "predictions", *task.options):
-        if name in artifacts:
-            args += [f"--{name.replace('_', '-')}", str(Path(results_dir) / artifacts[name])]
-    return args

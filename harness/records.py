@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import HarnessError
+from harness.tiers import TIERS
 
 SCHEMA = "harness.run/1"
 RUNS_DIR = Path("results/runs")
@@ -51,7 +52,7 @@ class RunRecord(BaseModel):
     run_id: str = Field(pattern=RUN_ID_PATTERN, max_length=200)
     paper: str = Field(min_length=1)
     model: str = Field(min_length=1)
-    tier: Literal["arch", "smoke", "budget", "full", "weights"]
+    tier: Literal[TIERS]
     dataset: str = Field(min_length=1)
     split: str = Field(min_length=1)
     seed: int
@@ -103,6 +104,17 @@ def files_hash(root: Path, names: Sequence[str]) -> str:
     """sha256 of the ``sha256sum``-style manifest of ``root/<name>`` files, in the order given (a data hash)."""
     manifest = "".join(f"{file_sha256(Path(root) / name)}  {name}\n" for name in names)
     return hashlib.sha256(manifest.encode()).hexdigest()
+
+
+def tree_digest(folder: Path) -> str:
+    """sha256 of the sorted ``sha256  relative/path`` lines of every file under ``folder``."""
+    names = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
+    return files_hash(folder, names)
+
+
+def references_sha256(path: Path) -> str:
+    """sha256 of a references file, or :func:`tree_digest` of a references folder."""
+    return tree_digest(path) if path.is_dir() else file_sha256(path)
 
 
 def _git(*args: str) -> str | None:

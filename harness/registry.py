@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.tiers import TABLE, TIERS
 
 REPRODUCTIONS_GROUP = "harness.reproductions"
 TASKS_GROUP = "harness.tasks"
-TIERS = ("arch", "smoke", "budget", "full", "weights")
 
 
 def model_variant(model: str, variants: Collection[str], family: str, prefix: str = "") -> str:
@@ -51,22 +51,114 @@ def load_object(target: str) -> Any:
         raise HarnessError(f"module {module_name!r} has no attribute {attr!r} (named by {target!r})") from None
 
 
+FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
+INTEGER_DTYPES = ("int64", "int32", "int16", "int8", "uint8", "bool")
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One named input of a model's ``forward`` (passed as a keyword argument), e.g. token ids ``(1, 512)``.
+
+    Example tensors, for profiling and for the contract tests, are made from the spec alone (harness.profile):
+    every element ``fill`` when it is given (an attention mask of ones; lengths equal to the time dimension);
+    otherwise uniform integers in ``[low, high)`` for an integer or bool dtype (``high``: e.g. the vocabulary size,
+    ``2`` for a random 0/1 mask, ``T + 1`` with ``low=1`` for lengths up to ``T``), and standard normal values for a
+    floating dtype. An integer input must give ``high`` or ``fill``: there is no safe default for token ids.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str = "float32"
+    low: int = 0
+    high: int | None = None
+    fill: float | None = None
+
+    def __post_init__(self) -> None:
+        where = f"input {self.name!r}"
+        if not self.name.isidentifier():
+            raise HarnessError(f"{where}: the name must be a Python identifier (a forward() argument)")
+        if not self.shape or not all(isinstance(n, int) and n > 0 for n in self.shape):
+            raise HarnessError(f"{where}: shape {self.shape!r} must be a non-empty tuple of positive integers")
+        if self.dtype not in FLOAT_DTYPES + INTEGER_DTYPES:
+            known = ", ".join(FLOAT_DTYPES + INTEGER_DTYPES)
+            raise HarnessError(f"{where}: unknown dtype {self.dtype!r}; known: {known}")
+        if self.dtype in INTEGER_DTYPES and self.fill is None and self.high is None:
+            raise HarnessError(f"{where}: an integer input needs 'high' (values in [low, high)) or 'fill'")
+        if self.high is not None and self.high <= self.low:
+            raise HarnessError(f"{where}: 'high' ({self.high}) must be above 'low' ({self.low})")
+
+    def describe(self) -> str:
+        """``"input_ids (1, 512) int64"``: how errors name the input."""
+        return f"{self.name} {tuple(self.shape)} {self.dtype}"
+
+
 @dataclass(frozen=True)
 class ModelSpec:
-    """A named model variant: how to build it and the input it is profiled at.
+    """A named model variant: how to build it and the input(s) it is profiled at.
 
-    ``input_shape`` is one batch-1 input at the paper's resolution, e.g. ``(1, 3, 224, 224)``;
-    ``dataset`` is the dataset that resolution belongs to (arch records and claims carry it);
+    A model with one input gives ``input_shape``, one batch-1 input at the paper's resolution, e.g.
+    ``(1, 3, 224, 224)``, passed to ``forward`` positionally (``input_dtype`` its dtype; an integer input is zeros);
     ``test_input_shape`` is a small input the contract tests run forward and backward (default: input_shape).
+    A model with several inputs gives ``inputs`` instead, :class:`InputSpec` s at batch 1 and the paper's sequence
+    length, passed to ``forward`` as keyword arguments by name, and optionally ``test_inputs`` (the same names in
+    the same order, smaller shapes) for the contract tests; its ``input_shape`` is the first (primary) input's shape.
+    ``dataset`` is the dataset that input size belongs to (arch records and claims carry it).
     """
 
     id: str
     build: str
-    input_shape: tuple[int, ...]
-    dataset: str
+    input_shape: tuple[int, ...] = ()
+    dataset: str = ""
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     input_dtype: str = "float32"
     test_input_shape: tuple[int, ...] | None = None
+    inputs: tuple[InputSpec, ...] = ()
+    test_inputs: tuple[InputSpec, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.dataset:
+            raise HarnessError(f"model {self.id!r}: 'dataset' is required")
+        if self.inputs:
+            self._check_named_inputs()
+            object.__setattr__(self, "input_shape", tuple(self.input_shape or self.inputs[0].shape))
+        elif not self.input_shape:
+            raise HarnessError(f"model {self.id!r}: give 'input_shape' (one input) or 'inputs' (named inputs)")
+        elif self.test_inputs:
+            raise HarnessError(f"model {self.id!r}: 'test_inputs' needs 'inputs'; use 'test_input_shape'")
+
+    def _check_named_inputs(self) -> None:
+        names = [spec.name for spec in self.inputs]
+        if len(set(names)) != len(names):
+            raise HarnessError(f"model {self.id!r}: input names repeat: {names}")
+        if self.input_shape and tuple(self.input_shape) != tuple(self.inputs[0].shape):
+            raise HarnessError(
+                f"model {self.id!r}: 'input_shape' {tuple(self.input_shape)} is not the shape of the first input "
+                f"{self.inputs[0].describe()}; leave it out"
+            )
+        if self.test_input_shape is not None or self.input_dtype != "float32":
+            raise HarnessError(
+                f"model {self.id!r}: with 'inputs', give 'test_inputs', not 'test_input_shape' or 'input_dtype'"
+            )
+        test = [(spec.name, spec.dtype) for spec in self.test_inputs]
+        if self.test_inputs and test != [(spec.name, spec.dtype) for spec in self.inputs]:
+            raise HarnessError(
+                f"model {self.id!r}: 'test_inputs' {test} must name the same inputs with the same dtypes, in the same "
+                f"order, as 'inputs' {[(spec.name, spec.dtype) for spec in self.inputs]}"
+            )
+
+    @property
+    def named_inputs(self) -> bool:
+        """Whether ``forward`` takes keyword arguments by name (``inputs``) rather than one positional tensor."""
+        return bool(self.inputs)
+
+    def input_specs(self, test: bool = False) -> tuple[InputSpec, ...]:
+        """The inputs at the paper's size (or, with ``test``, the contract tests' size); a one-input spec gives one
+        :class:`InputSpec` named ``input``."""
+        if self.inputs:
+            return (self.test_inputs or self.inputs) if test else self.inputs
+        shape = tuple((self.test_input_shape or self.input_shape) if test else self.input_shape)
+        fill = None if self.input_dtype in FLOAT_DTYPES else 0
+        return (InputSpec("input", shape, self.input_dtype, fill=fill),)
 
     def instantiate(self, **overrides: Any) -> Any:
         """Build the ``nn.Module`` (imports the model code on first use)."""
@@ -83,17 +175,30 @@ class Reproduction:
     ``function(repro, config_path, tier=..., model=..., seed=..., data_root=..., runs_dir=...)`` and returns the
     paths of the run records it wrote (see docs/plugins.md).
     ``figures`` optionally names ``"module:function"`` taking the paper's run records (as dicts) and returning
-    ``[(title, vega_lite_spec), ...]``: the figures its claims are about, drawn on the leaderboard's paper page.
+    ``[(title, vega_lite_spec), ...]``: the figures its claims are about. ``harness ingest`` calls it and stores the
+    specs; the leaderboard's paper page draws them from the database.
+    The paper is named by exactly one of ``arxiv`` (an arXiv id with its version) or ``url`` (where a paper without
+    an arXiv id is published, e.g. OpenAI's GPT report); :attr:`link` is its address either way.
     """
 
     id: str
     title: str
-    arxiv: str
     package: str
+    arxiv: str | None = field(default=None, kw_only=True)
+    url: str | None = field(default=None, kw_only=True)
     tasks: tuple[str, ...] = ()
     models: tuple[ModelSpec, ...] = ()
     runner: str | None = None
     figures: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.arxiv is None) == (self.url is None):
+            raise HarnessError(f"reproduction {self.id!r}: give exactly one of 'arxiv' (with version) or 'url'")
+
+    @property
+    def link(self) -> str:
+        """The paper's address: its arXiv abstract page, or its ``url``."""
+        return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else str(self.url)
 
     @property
     def root(self) -> Path:
@@ -115,7 +220,7 @@ class Reproduction:
         (variants of a tier, ``configs/<tier>-<variant>.yaml``, are run with ``--config``)."""
         present = {path.stem.split("-", 1)[0] for path in (self.root / "configs").glob("*.yaml")}
         if self.models:
-            present.add("arch")
+            present |= {tier.name for tier in TABLE if not tier.needs_config}  # arch: profiles the models
         return tuple(tier for tier in TIERS if tier in present)
 
     def model(self, model_id: str) -> ModelSpec:

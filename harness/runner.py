@@ -55,6 +55,8 @@ def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUN
     written = []
     for spec in specs:
         config = {"build": spec.build, "kwargs": dict(spec.kwargs), "input_shape": list(spec.input_shape)}
+        if spec.inputs:  # named inputs: every one is part of what was profiled
+            config["inputs"] = {each.name: list(each.shape) for each in spec.inputs}
         run_id = make_run_id(repro.id, spec.id, "arch", spec.dataset, "none", config, 0)
         if record_path(run_id, runs_dir).exists():
             written.append(record_path(run_id, runs_dir))

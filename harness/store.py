@@ -1,5 +1,11 @@
 """The DuckDB store: ``results/harness.duckdb``, derived from the run records and the registered claims.
 
+Ingest is where claims are judged, once: it writes each claim's verdict (``verdicts``), the points each trend
+claim was judged on (``trend_points``) and each paper's own figures as Vega-Lite JSON (``figures``, drawn by the
+paper's ``Reproduction.figures`` function). ``harness report``, the leaderboard and any export read these tables
+and never judge, re-read claims files or import reproduction code. A database of an older ``STORE_VERSION``
+(one without these tables) is refused with "run `harness ingest`".
+
 ``results/runs/`` is the source of truth; the database is rebuilt from it in a temp file and swapped in with
 a rename, so a reader never sees half a database and a crash mid-ingest leaves the old one whole. Records
 ingested from elsewhere are validated and copied into ``results/runs/`` first (immutably), so they survive
@@ -16,15 +22,18 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from harness.errors import HarnessError
 from harness.records import RUNS_DIR, RunRecord, read_record, record_path, write_record
 
+if TYPE_CHECKING:
+    from harness.claims import Claim
+
 DB_PATH = Path("results/harness.duckdb")
-STORE_VERSION = 1
+STORE_VERSION = 2
 
 RUN_COLUMNS = {
     "run_id": "VARCHAR", "paper": "VARCHAR", "model": "VARCHAR", "tier": "VARCHAR", "dataset": "VARCHAR",
@@ -38,15 +47,21 @@ CLAIM_COLUMNS = {
     "paper": "VARCHAR", "claim_id": "VARCHAR", "arxiv": "VARCHAR", "source": "VARCHAR", "kind": "VARCHAR",
     "model": "VARCHAR", "dataset": "VARCHAR", "split": "VARCHAR", "metric": "VARCHAR", "value": "DOUBLE",
     "unit": "VARCHAR", "higher_is_better": "BOOLEAN", "tolerance": "DOUBLE", "statement": "VARCHAR",
-    "rule": "JSON", "baseline": "VARCHAR", "conditions": "JSON", "quote": "VARCHAR", "protocol": "VARCHAR",
-    "notes": "VARCHAR",
+    "rule": "JSON", "baseline": "VARCHAR", "baseline_paper": "VARCHAR", "baseline_conditions": "JSON",
+    "conditions": "JSON", "quote": "VARCHAR", "protocol": "VARCHAR", "notes": "VARCHAR", "url": "VARCHAR",
+    "accessed": "DATE", "sha256": "VARCHAR",
 }  # fmt: skip
 VERDICT_COLUMNS = {
-    "paper": "VARCHAR", "claim_id": "VARCHAR", "kind": "VARCHAR", "model": "VARCHAR", "dataset": "VARCHAR",
-    "split": "VARCHAR", "metric": "VARCHAR", "reported": "DOUBLE", "tolerance": "DOUBLE", "status": "VARCHAR",
-    "tier": "VARCHAR", "mean": "DOUBLE", "std": "DOUBLE", "n": "BIGINT", "delta": "DOUBLE", "reason": "VARCHAR",
-    "run_ids": "VARCHAR[]",
+    "position": "BIGINT", "paper": "VARCHAR", "claim_id": "VARCHAR", "kind": "VARCHAR", "model": "VARCHAR",
+    "dataset": "VARCHAR", "split": "VARCHAR", "metric": "VARCHAR", "reported": "DOUBLE", "tolerance": "DOUBLE",
+    "status": "VARCHAR", "tier": "VARCHAR", "mean": "DOUBLE", "std": "DOUBLE", "n": "BIGINT", "delta": "DOUBLE",
+    "reason": "VARCHAR", "run_ids": "VARCHAR[]",
 }  # fmt: skip
+TREND_POINT_COLUMNS = {
+    "paper": "VARCHAR", "claim_id": "VARCHAR", "x": "DOUBLE", "y": "DOUBLE", "model": "VARCHAR", "seed": "BIGINT",
+    "run_id": "VARCHAR",
+}  # fmt: skip
+FIGURE_COLUMNS = {"paper": "VARCHAR", "position": "BIGINT", "title": "VARCHAR", "spec": "JSON"}
 
 
 @dataclass
@@ -56,6 +71,17 @@ class IngestResult:
     added: list[Path] = field(default_factory=list)
     total: int = 0
     errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Tables:
+    """The derived tables ingest writes beside ``runs`` and ``metrics``: one list of rows each."""
+
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    trend_points: list[dict[str, Any]] = field(default_factory=list)
+    figures: list[dict[str, Any]] = field(default_factory=list)
+    digest: str | None = None  # claims_digest() of the claims judged
 
 
 @contextlib.contextmanager
@@ -76,6 +102,55 @@ def query(sql: str, params: Sequence[Any] = (), db_path: Path = DB_PATH) -> list
         cursor = con.execute(sql, list(params))
         names = [column[0] for column in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def store_version(db_path: Path = DB_PATH) -> int | None:
+    """The ``STORE_VERSION`` that wrote the database (None when it is not a harness database at all)."""
+    try:
+        return int(query("SELECT store_version FROM meta", db_path=db_path)[0]["store_version"])
+    except (duckdb.Error, IndexError, TypeError, ValueError):
+        return None
+
+
+def require_current(db_path: Path = DB_PATH) -> None:
+    """Raise, saying to run ``harness ingest``, unless the database exists and this version wrote it."""
+    found = store_version(db_path)  # raises when there is no file
+    if found != STORE_VERSION:
+        written = f"store version {found}" if found is not None else "no store version"
+        raise HarnessError(
+            f"{db_path}: written by another harness version ({written}; this one reads {STORE_VERSION}) and "
+            "holds no verdicts table it can read: run `harness ingest` to rebuild it from results/runs/"
+        )
+
+
+def claims_digest() -> str:
+    """sha256 over every registered paper's id and claims file bytes: ingest stores it, so ``harness report`` can
+    tell that claims changed since (without parsing them)."""
+    import hashlib
+
+    from harness import registry
+
+    digest = hashlib.sha256()
+    for repro in registry.reproductions().values():
+        path = repro.claims_path
+        digest.update(repro.id.encode() + b"\0" + (path.read_bytes() if path.exists() else b"") + b"\0")
+    return digest.hexdigest()
+
+
+def claims_changed(db_path: Path = DB_PATH) -> bool:
+    """Whether the registered papers' claims files differ from those the database's verdicts were judged from."""
+    stored = query("SELECT claims_digest FROM meta", db_path=db_path)[0]["claims_digest"]
+    return stored != claims_digest()
+
+
+def read_report(paper: str | None = None, db_path: Path = DB_PATH) -> list[dict[str, Any]]:
+    """The ``harness report`` rows (DESIGN.md's keys plus ``reason``) as ingest judged them, in claims-file order."""
+    from harness.verdicts import REPORT_KEYS
+
+    require_current(db_path)
+    where, params = (" WHERE paper = ?", [paper]) if paper else ("", [])
+    columns = ", ".join(f'"{key}"' for key in (*REPORT_KEYS, "reason"))
+    return query(f"SELECT {columns} FROM verdicts{where} ORDER BY position", params, db_path=db_path)
 
 
 def _expand(paths: Sequence[Path]) -> list[Path]:
@@ -143,9 +218,7 @@ def _load_table(con: duckdb.DuckDBPyConnection, name: str, columns: dict[str, st
     )
 
 
-def build_database(
-    records: list[RunRecord], claim_rows: list[dict], verdict_rows: list[dict], db_path: Path = DB_PATH
-) -> None:
+def build_database(records: list[RunRecord], tables: Tables, db_path: Path = DB_PATH) -> None:
     """Write a complete database to a temp file beside ``db_path`` and rename it into place."""
     db_path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=db_path.parent, prefix=".ingest-") as tmp_name:
@@ -156,9 +229,13 @@ def build_database(
             metric_rows = [{"run_id": r.run_id, "name": k, "value": v} for r in records for k, v in r.metrics.items()]
             _load_table(con, "runs", RUN_COLUMNS, [_run_row(r) for r in records], tmp)
             _load_table(con, "metrics", METRIC_COLUMNS, metric_rows, tmp)
-            _load_table(con, "claims", CLAIM_COLUMNS, claim_rows, tmp)
-            _load_table(con, "verdicts", VERDICT_COLUMNS, verdict_rows, tmp)
-            con.execute("CREATE TABLE meta AS SELECT ? AS store_version", [STORE_VERSION])
+            _load_table(con, "claims", CLAIM_COLUMNS, tables.claims, tmp)
+            _load_table(con, "verdicts", VERDICT_COLUMNS, tables.verdicts, tmp)
+            _load_table(con, "trend_points", TREND_POINT_COLUMNS, tables.trend_points, tmp)
+            _load_table(con, "figures", FIGURE_COLUMNS, tables.figures, tmp)
+            con.execute(
+                "CREATE TABLE meta AS SELECT ? AS store_version, ? AS claims_digest", [STORE_VERSION, tables.digest]
+            )
             con.execute("CHECKPOINT")
         finally:
             con.close()
@@ -167,23 +244,56 @@ def build_database(
         os.replace(tmp_db, db_path)
 
 
+def _figure_rows(records: Sequence[RunRecord], result: IngestResult) -> list[dict[str, Any]]:
+    """Each registered paper's own figures (``Reproduction.figures``) over its records, as Vega-Lite specs. A
+    figures function that fails is reported as an error; the rest of the database is still built."""
+    from harness import registry
+
+    rows: list[dict[str, Any]] = []
+    for repro in registry.reproductions().values():
+        mine = [r.model_dump(mode="json", by_alias=True) for r in records if r.paper == repro.id]
+        if repro.figures is None or not mine:
+            continue
+        try:
+            drawn = list(registry.load_object(repro.figures)(mine))
+        except Exception as exc:  # plugin code: name it, keep the verdicts
+            result.errors.append(f"paper {repro.id!r}: its figures function {repro.figures!r} failed: {exc}")
+            continue
+        rows += [{"paper": repro.id, "position": i, "title": t, "spec": spec} for i, (t, spec) in enumerate(drawn)]
+    return rows
+
+
+def judged_tables(claims: Sequence[Claim], records: Sequence[RunRecord], result: IngestResult) -> Tables:
+    """Judge ``claims`` over ``records`` and draw every registered paper's figures: the tables ingest writes."""
+    from harness.claims import claim_row
+    from harness.verdicts import judge_all, trend_points
+
+    verdicts = judge_all(claims, records)
+    by_id = {record.run_id: record for record in records}
+    points = [
+        {"paper": claim.paper, "claim_id": claim.id, **point}
+        for claim, verdict in zip(claims, verdicts, strict=True)
+        if claim.kind == "trend"
+        for point in trend_points(claim, [by_id[run_id] for run_id in verdict.run_ids])
+    ]
+    return Tables(
+        digest=claims_digest(),
+        claims=[claim_row(c) for c in claims],
+        verdicts=[{"position": i, **v.row()} for i, v in enumerate(verdicts)],
+        trend_points=points,
+        figures=_figure_rows(records, result),
+    )
+
+
 def ingest(files: Sequence[Path] = (), runs_dir: Path = RUNS_DIR, db_path: Path = DB_PATH) -> IngestResult:
-    """Store the given records (default: none beyond ``runs_dir``), then rebuild the database from ``runs_dir``."""
-    from harness.claims import claim_row, registered_claims
-    from harness.verdicts import judge_all
+    """Store the given records (default: none beyond ``runs_dir``), then rebuild the database from ``runs_dir``:
+    the records, every registered claim's verdict, the trend points and the papers' figures."""
+    from harness.claims import registered_claims
 
     claims = registered_claims()  # a broken claims file stops here, before anything is touched
     result = IngestResult()
     _store_external(files, runs_dir, result)
-    stored = _load_store(runs_dir, result)
-    records = [record for record, _ in stored]
-    verdicts = judge_all(claims, records)
-    build_database(records, [claim_row(c) for c in claims], [v.row() for v in verdicts], db_path)
+    records = [record for record, _ in _load_store(runs_dir, result)]
+    build_database(records, judged_tables(claims, records, result), db_path)
     result.total = len(records)
     return result
-
-
-def load_records(db_path: Path = DB_PATH) -> list[RunRecord]:
-    """All records in the database (rebuilt from their stored JSON)."""
-    rows = query("SELECT record FROM runs ORDER BY run_id", db_path=db_path)
-    return [RunRecord.model_validate(json.loads(row["record"])) for row in rows]

@@ -16,17 +16,9 @@ from typing import Any
 
 from harness.claims import Claim
 from harness.records import RunRecord
+from harness.tiers import DETERMINISTIC_TIERS, JUDGING_TIERS, TIER_ORDER
 
 STATUSES = ("reproduced", "not-reproduced", "inconclusive", "not-run")
-# Highest first: a from-scratch training run is stronger evidence than evaluating released weights.
-TIER_ORDER = ("full", "weights", "budget", "smoke", "arch")
-JUDGING_TIERS = {
-    "arch": ("arch",),
-    "scalar": ("full", "weights"),
-    "delta": ("full", "weights", "budget"),
-    "trend": ("full", "weights", "budget"),
-}
-DETERMINISTIC_TIERS = ("arch", "weights")  # profiling and evaluating fixed weights have no seed noise
 MIN_SEEDS = 2
 MIN_TREND_POINTS = 3
 CONFIDENCE = 0.95
@@ -81,19 +73,22 @@ def _lookup(record: RunRecord, dotted: str) -> Any:
     return node
 
 
-def matches(claim: Claim, record: RunRecord, model: str | None = None) -> bool:
+def matches(claim: Claim, record: RunRecord, baseline: bool = False) -> bool:
     """Same paper, model (a glob for trend claims), dataset, split, protocol (when the claim names one),
-    conditions (dotted keys looked up in the record's config), and the record has the claim's metric."""
-    model = model or claim.model
+    conditions (dotted keys looked up in the record's config), and the record has the claim's metric. With
+    ``baseline``, the paper, model and conditions are those of the delta claim's baseline."""
+    paper = claim.baseline_paper if baseline else claim.paper
+    model = claim.baseline_model if baseline else claim.model
+    conditions = claim.baseline_conditions if baseline else claim.conditions
     same_model = fnmatch.fnmatchcase(record.model, model) if claim.kind == "trend" else record.model == model
     return (
         same_model
-        and record.paper == claim.paper
+        and record.paper == paper
         and record.dataset == claim.dataset
         and record.split == claim.split
         and claim.metric in record.metrics
         and (claim.protocol is None or record.protocol == claim.protocol)
-        and all(_lookup(record, f"config.{key}") == value for key, value in claim.conditions.items())
+        and all(_lookup(record, f"config.{key}") == value for key, value in conditions.items())
     )
 
 
@@ -234,13 +229,25 @@ def _judge_trend(verdict: Verdict, claim: Claim, records: list[RunRecord]) -> No
         )
 
 
+def trend_points(claim: Claim, records: Sequence[RunRecord]) -> list[dict[str, Any]]:
+    """The points of a trend claim's curve: the rule's x and y (as recorded, before any log) of each record that has
+    both, with its model, seed and run id, sorted by x. Ingest stores them for the leaderboard's trend charts."""
+    points = []
+    for record in records:
+        x, y = _lookup(record, claim.rule.x), _lookup(record, claim.rule.y)
+        if isinstance(x, int | float) and isinstance(y, int | float):
+            points.append({"x": x, "y": y, "model": record.model, "seed": record.seed, "run_id": record.run_id})
+    return sorted(points, key=lambda p: (p["x"], p["model"], p["seed"]))
+
+
 def _best_tier(records: Sequence[RunRecord], allowed: Sequence[str]) -> str | None:
     present = {r.tier for r in records}
     return next((tier for tier in TIER_ORDER if tier in present and tier in allowed), None)
 
 
 def judge(claim: Claim, records: Sequence[RunRecord]) -> Verdict:
-    """The verdict for one claim over all records (the matching ones are selected here)."""
+    """The verdict for one claim over all records (the matching ones, the baseline's included, are selected
+    here)."""
     verdict = Verdict(
         paper=claim.paper, claim_id=claim.id, kind=claim.kind, model=claim.model, dataset=claim.dataset,
         split=claim.split, metric=claim.metric, reported=claim.value, tolerance=claim.tolerance,
@@ -258,7 +265,7 @@ def judge(claim: Claim, records: Sequence[RunRecord]) -> Verdict:
         verdict.run_ids = [r.run_id for r in chosen]
         _judge_trend(verdict, claim, chosen)
     elif claim.kind == "delta":
-        _judge_delta_records(verdict, claim, chosen, [r for r in records if matches(claim, r, claim.baseline)], tier)
+        _judge_delta_records(verdict, claim, chosen, [r for r in records if matches(claim, r, baseline=True)], tier)
     else:
         chosen = _per_seed(chosen)
         verdict.run_ids = [r.run_id for r in chosen]
@@ -274,10 +281,16 @@ def _judge_delta_records(verdict: Verdict, claim: Claim, ours: list[RunRecord], 
     verdict.run_ids = [r.run_id for r in ours + theirs]
     if not theirs:
         verdict.status, verdict.tier = "not-run", None
-        verdict.reason = f"no {tier} results for the baseline {claim.baseline!r}"
+        verdict.reason = f"no {tier} results for the baseline {_baseline_name(claim)}"
         return
     metric = claim.metric
     _judge_delta(verdict, claim, [r.metrics[metric] for r in ours], [r.metrics[metric] for r in theirs], tier)
+
+
+def _baseline_name(claim: Claim) -> str:
+    """``'bert-base'``, or ``'bert-base' of paper 'xlnet'`` for another paper's baseline."""
+    name = repr(claim.baseline_model)
+    return name if claim.baseline_paper == claim.paper else f"{name} of paper {claim.baseline_paper!r}"
 
 
 def _explain_not_run(verdict: Verdict, usable: list[RunRecord], failed: list[RunRecord]) -> None:
@@ -295,7 +308,13 @@ def _explain_not_run(verdict: Verdict, usable: list[RunRecord], failed: list[Run
 
 
 def judge_all(claims: Sequence[Claim], records: Sequence[RunRecord]) -> list[Verdict]:
+    """Every claim's verdict; each is judged over its own paper's records and, for a baseline of another paper,
+    that paper's too."""
     by_paper: dict[str, list[RunRecord]] = {}
     for record in records:
         by_paper.setdefault(record.paper, []).append(record)
-    return [judge(claim, by_paper.get(claim.paper, [])) for claim in claims]
+    verdicts = []
+    for claim in claims:
+        papers = dict.fromkeys([claim.paper, claim.baseline_paper])
+        verdicts.append(judge(claim, [r for paper in papers for r in by_paper.get(paper, [])]))
+    return verdicts

@@ -3,6 +3,10 @@
 Every function takes the database path and opens its own short read-only connection (``harness.store``), which
 is closed before it returns: the app never holds the file, so ``harness ingest`` can swap it in at any time and
 the next query reads the new one. Results are pandas DataFrames (or plain dicts), ready for ``st.dataframe``.
+
+Nothing here judges a claim or draws a paper's figure: ``harness ingest`` did that and wrote the ``verdicts``,
+``trend_points`` and ``figures`` tables, which these functions only read. No reproduction or plugin code is
+imported (tests/leaderboard/test_leaderboard_imports.py holds the app to that).
 """
 
 from __future__ import annotations
@@ -16,17 +20,17 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from harness.store import connect_readonly
-from harness.verdicts import JUDGING_TIERS, STATUSES, TIER_ORDER
+from harness.store import STORE_VERSION, connect_readonly, store_version
+from harness.tiers import BY_NAME, DATA_TIERS, FIRST_TIER, JUDGING_TIERS, TABLE, TIER_ORDER
+from harness.verdicts import MIN_SEEDS, STATUSES
 
 HARNESS = ".venv/bin/harness"
-# The tier a claim that has no judging result yet is run at: the cheapest tier that can judge its kind.
-FIRST_TIER = {"arch": "arch", "scalar": "full", "delta": "budget", "trend": "budget"}
-DATA_TIERS = ("full", "weights")  # tiers that read the paper's dataset from --data-root
-MIN_SEEDS = 2
-# Highest first; "best tier reached" is the highest tier a paper has a successful run at.
-TIER_RANK_SQL = "CASE tier " + " ".join(f"WHEN '{t}' THEN {len(TIER_ORDER) - i}" for i, t in enumerate(TIER_ORDER))
-TIER_RANK_SQL += " ELSE 0 END"
+# "best tier reached" is the highest-ranked tier a paper has a successful run at.
+TIER_RANK_SQL = "CASE tier " + " ".join(f"WHEN '{t.name}' THEN {t.rank}" for t in TABLE) + " ELSE 0 END"
+# Tiers whose runs give a paper's kind of number (model-index Results): arch goes to Metadata, smoke to neither.
+RESULT_TIERS = tuple(name for name in TIER_ORDER if set(BY_NAME[name].judges) - {"arch"})
+# The paper's address: its arXiv abstract page, else the URL its claims cite.
+LINK_SQL = "any_value(CASE WHEN arxiv IS NOT NULL THEN 'https://arxiv.org/abs/' || arxiv ELSE url END)"
 
 
 def frame(db: Path, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
@@ -36,13 +40,16 @@ def frame(db: Path, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
 
 
 def database_state(db: Path) -> str:
-    """``missing`` (no file), ``unreadable`` (not a harness database), ``empty`` (no runs) or ``ok``."""
+    """``missing`` (no file), ``unreadable`` (not a harness database), ``outdated`` (written by a harness version
+    whose tables differ: rebuild it with ``harness ingest``), ``empty`` (no runs) or ``ok``."""
     if not db.exists():
         return "missing"
     try:
         runs = frame(db, "SELECT count(*) AS n FROM runs")["n"].iloc[0]
     except duckdb.Error:
         return "unreadable"
+    if store_version(db) != STORE_VERSION:
+        return "outdated"
     return "ok" if runs else "empty"
 
 
@@ -108,18 +115,25 @@ def overview(
     )
     how = "left" if statuses else "outer"
     table = claims.merge(runs, on="paper", how=how)
-    arxiv = frame(db, "SELECT paper, any_value(arxiv) AS arxiv FROM claims GROUP BY paper")
-    table = table.merge(arxiv, on="paper", how="left")
+    links = frame(db, f"SELECT paper, {LINK_SQL} AS link FROM claims GROUP BY paper")
+    table = table.merge(links, on="paper", how="left")
     for column in ("claims", *STATUSES, "runs"):
         table[column] = table[column].fillna(0).astype(int)
-    columns = ["paper", "arxiv", "claims", *STATUSES, "best_tier", "runs"]
+    columns = ["paper", "link", "claims", *STATUSES, "best_tier", "runs"]
     return table[columns].sort_values("paper", ignore_index=True)
 
 
-def paper_arxiv(db: Path, paper: str) -> str | None:
-    """The arXiv id (with version) the paper's claims cite, or None when it has no claims."""
-    found = frame(db, "SELECT any_value(arxiv) AS arxiv FROM claims WHERE paper = ?", [paper])["arxiv"]
-    return found.iloc[0] if not found.empty and isinstance(found.iloc[0], str) else None
+def paper_source(db: Path, paper: str) -> dict[str, Any] | None:
+    """Where the paper's claims say it comes from: ``arxiv`` (id with version) or ``url`` with ``accessed`` or
+    ``sha256``, plus ``link`` (its address); None when it has no claims."""
+    found = frame(
+        db,
+        f"SELECT any_value(arxiv) AS arxiv, any_value(url) AS url, CAST(any_value(accessed) AS VARCHAR) AS accessed, "
+        f"any_value(sha256) AS sha256, {LINK_SQL} AS link FROM claims WHERE paper = ?",
+        [paper],
+    )
+    row = {key: value if isinstance(value, str) else None for key, value in found.iloc[0].items()}
+    return row if row["link"] else None
 
 
 def reproduce_command(
@@ -132,10 +146,10 @@ def reproduce_command(
     """
     if tier not in JUDGING_TIERS[kind]:
         tier, seeds = FIRST_TIER[kind], []  # the seeds of lower-tier runs say nothing about the judging runs
-    if tier == "arch":
+    if not BY_NAME[tier].per_seed:  # arch profiles each model once
         seeds = []
-    elif not seeds:
-        seeds = [0] if tier == "weights" else list(range(MIN_SEEDS))
+    elif not seeds:  # one evaluation of fixed weights decides; training needs an interval
+        seeds = [0] if BY_NAME[tier].deterministic else list(range(MIN_SEEDS))
     models = [m for m in models if not any(ch in m for ch in "*?[")] or [None]
     lines = []
     for model in models:
@@ -153,26 +167,31 @@ def reproduce_command(
 
 def paper_claims(db: Path, paper: str, statuses: Sequence[str] = (), tiers: Sequence[str] = ()) -> pd.DataFrame:
     """Every claim of ``paper`` with its verdict: reported vs measured, Δ, tolerance, status, tier, seeds, runs,
-    and the command that reproduces it."""
+    and the command that reproduces it (for a baseline of another paper, that paper's command too)."""
     where, params = _where({"status": statuses, "tier": tiers}, prefix="v.")
     where = (where + " AND " if where else " WHERE ") + "v.paper = ?"
     table = frame(
         db,
-        "SELECT v.claim_id, v.kind, c.source, v.model, c.baseline, v.dataset, v.split, v.metric, c.unit, "
-        "v.reported, v.mean AS measured, v.std, v.delta, v.tolerance, v.status, v.tier, v.n, "
+        "SELECT v.claim_id, v.kind, c.source, v.model, c.baseline, c.baseline_paper, v.dataset, v.split, v.metric, "
+        "c.unit, v.reported, v.mean AS measured, v.std, v.delta, v.tolerance, v.status, v.tier, v.n, "
         "(SELECT list(DISTINCT r.seed ORDER BY r.seed) FROM runs r WHERE list_contains(v.run_ids, r.run_id)) AS seeds, "
-        "(SELECT list(DISTINCT r.model ORDER BY r.model) FROM runs r WHERE list_contains(v.run_ids, r.run_id)) "
-        "AS run_models, v.reason, c.statement, c.rule, v.run_ids "
+        "(SELECT list(DISTINCT r.model ORDER BY r.model) FROM runs r WHERE list_contains(v.run_ids, r.run_id) "
+        "AND r.paper = v.paper) AS run_models, v.reason, c.statement, c.rule, v.run_ids "
         f"FROM verdicts v JOIN claims c ON c.paper = v.paper AND c.claim_id = v.claim_id{where} ORDER BY v.claim_id",
         [*params, paper],
     )
     for column in ("seeds", "run_models", "run_ids"):
         table[column] = [_as_list(v) for v in table[column]]
-    table["command"] = [
-        reproduce_command(paper, row.kind, row.tier, _command_models(row), row.seeds, row.dataset)
-        for row in table.itertuples()
-    ]
+    table["command"] = [_claim_command(paper, row) for row in table.itertuples()]
     return table
+
+
+def _claim_command(paper: str, row: Any) -> str:
+    command = reproduce_command(paper, row.kind, row.tier, _command_models(paper, row), row.seeds, row.dataset)
+    other = row.baseline_paper if isinstance(row.baseline_paper, str) and row.baseline_paper != paper else None
+    if other:  # the baseline is another paper's run
+        command += "\n" + reproduce_command(other, row.kind, row.tier, [row.baseline], row.seeds, row.dataset)
+    return command
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -180,10 +199,12 @@ def _as_list(value: Any) -> list[Any]:
     return [] if value is None or value is pd.NA else [v.item() if hasattr(v, "item") else v for v in value]
 
 
-def _command_models(row: Any) -> list[str]:
+def _command_models(paper: str, row: Any) -> list[str]:
+    """The models whose runs a claim's command (re)makes: those of its runs under ``paper``, else the claim's model
+    and a baseline of the same paper."""
     if row.run_models:
         return row.run_models
-    return [row.model] + ([row.baseline] if isinstance(row.baseline, str) else [])
+    return [row.model] + ([row.baseline] if isinstance(row.baseline, str) and row.baseline_paper == paper else [])
 
 
 def reported_vs_measured(claims: pd.DataFrame) -> pd.DataFrame:
@@ -236,57 +257,21 @@ def claim_run_ids(db: Path, paper: str, claim_id: str) -> list[str]:
     return [] if found.empty else _as_list(found["run_ids"].iloc[0])
 
 
-def pluck(record: dict[str, Any], dotted: str) -> Any:
-    """A record's value at ``metrics.<name>`` or ``config.<dotted.path>`` (None when absent), as verdicts read it."""
-    head, _, rest = dotted.partition(".")
-    node: Any = record.get(head) or {}
-    for part in rest.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-def paper_records(db: Path, paper: str) -> list[dict[str, Any]]:
-    """Every run record of a paper, as the JSON dicts they were written as."""
-    return [json.loads(text) for text in frame(db, "SELECT record FROM runs WHERE paper = ?", [paper])["record"]]
-
-
 def paper_figures(db: Path, paper: str) -> list[tuple[str, dict[str, Any]]]:
-    """The figures a registered paper draws from its records (``Reproduction.figures``); none when it has no such
-    function, is not registered here, or has no records yet."""
-    from harness import registry
-    from harness.errors import HarnessError
-
-    try:
-        repro = registry.reproductions().get(paper)
-        if repro is None or repro.figures is None:
-            return []
-        records = paper_records(db, paper)
-        return registry.load_object(repro.figures)(records) if records else []
-    except HarnessError:
-        return []
+    """The paper's own figures (title, Vega-Lite spec) as ingest drew them with its ``Reproduction.figures``; none
+    when it has no such function or no records."""
+    found = frame(db, "SELECT title, spec FROM figures WHERE paper = ? ORDER BY position", [paper])
+    return [(title, json.loads(spec)) for title, spec in zip(found["title"], found["spec"], strict=True)]
 
 
 def trend_points(db: Path, paper: str, claim_id: str) -> pd.DataFrame:
-    """The points a trend claim is judged on: the rule's x and y for each run of its verdict (columns x, y, model,
-    seed, run_id), sorted by x. Empty when the claim is not a trend or has no runs."""
-    rule = frame(db, "SELECT rule FROM claims WHERE paper = ? AND claim_id = ?", [paper, claim_id])
-    ids = claim_run_ids(db, paper, claim_id)
-    if rule.empty or rule["rule"].iloc[0] is None or not ids:
-        return pd.DataFrame(columns=["x", "y", "model", "seed", "run_id"])
-    spec = json.loads(rule["rule"].iloc[0])
-    records = frame(db, "SELECT record FROM runs WHERE list_contains(?::VARCHAR[], run_id)", [ids])["record"]
-    points = []
-    for text in records:
-        record = json.loads(text)
-        x, y = pluck(record, spec["x"]), pluck(record, spec["y"])
-        if isinstance(x, int | float) and isinstance(y, int | float):
-            points.append(
-                {"x": x, "y": y, "model": record["model"], "seed": record["seed"], "run_id": record["run_id"]}
-            )
-    table = pd.DataFrame(points, columns=["x", "y", "model", "seed", "run_id"])
-    return table.sort_values(["x", "model", "seed"], ignore_index=True)
+    """The points a trend claim was judged on, as ingest stored them: the rule's x and y for each run of its verdict
+    (columns x, y, model, seed, run_id), sorted by x. Empty when the claim is not a trend or has no runs."""
+    return frame(
+        db,
+        "SELECT x, y, model, seed, run_id FROM trend_points WHERE paper = ? AND claim_id = ? ORDER BY x, model, seed",
+        [paper, claim_id],
+    )
 
 
 def model_index(db: Path, run_ids: Sequence[str] | None = None) -> dict[str, Any]:
@@ -299,9 +284,9 @@ def model_index(db: Path, run_ids: Sequence[str] | None = None) -> dict[str, Any
     table = runs(db, statuses=["ok"], run_ids=run_ids)
     metrics = frame(db, "SELECT run_id, name, value FROM metrics")
     long = table[["run_id", "paper", "model", "tier", "dataset", "split", "seed"]].merge(metrics, on="run_id")
-    arxiv = dict(frame(db, "SELECT paper, any_value(arxiv) AS a FROM claims GROUP BY paper").itertuples(index=False))
+    links = dict(frame(db, f"SELECT paper, {LINK_SQL} AS link FROM claims GROUP BY paper").itertuples(index=False))
     collections = [
-        {"Name": paper, "Paper": {"URL": f"https://arxiv.org/abs/{arxiv[paper]}"} if paper in arxiv else None}
+        {"Name": paper, "Paper": {"URL": links[paper]} if paper in links else None}
         for paper in sorted(set(long["paper"]))
     ]
     models = []
@@ -309,9 +294,9 @@ def model_index(db: Path, run_ids: Sequence[str] | None = None) -> dict[str, Any
         entry: dict[str, Any] = {"Name": model, "In Collection": paper}
         if metadata := _arch_metadata(group):
             entry["Metadata"] = metadata
-        entry["Results"] = _results(group[~group["tier"].isin(["arch", "smoke"])])
-        if paper in arxiv:
-            entry["Paper"] = f"https://arxiv.org/abs/{arxiv[paper]}"
+        entry["Results"] = _results(group[group["tier"].isin(RESULT_TIERS)])
+        if paper in links:
+            entry["Paper"] = links[paper]
         models.append(entry)
     return {"Collections": [{k: v for k, v in c.items() if v} for c in collections], "Models": models}
 

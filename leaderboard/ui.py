@@ -39,8 +39,13 @@ def require_database(db: Path) -> None:
         "missing": f"There is no database at `{db}` yet.",
         "empty": f"`{db}` holds no runs yet.",
         "unreadable": f"`{db}` is not a harness database this version can read; rebuild it from the run records.",
+        "outdated": f"`{db}` was written by another version of the harness: run `harness ingest` to rebuild it "
+        "from the run records (results/runs/).",
     }[state]
     st.info(message, icon=":material/info:")
+    if state == "outdated":
+        st.code(".venv/bin/harness ingest", language="bash")
+        st.stop()
     st.markdown("Run every paper's CPU tiers and ingest the records (from the repository root):")
     st.code(".venv/bin/dvc repro", language="bash")
     st.markdown("or run one paper's architecture tier, or load records you already have:")

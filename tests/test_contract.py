@@ -2,7 +2,8 @@
 
 - task: its example files score to exactly its keys (SQuAD v2.0 with no-answer probabilities adds the
   best-threshold keys, as the official script does);
-- model: builds, runs forward and backward at its test input, and gives finite outputs and gradients;
+- model: builds, runs forward and backward at its test input(s), one tensor or named inputs, and gives finite
+  outputs and gradients (the toy plugin's models too);
 - reproduction: its claims file validates and judges to not-run without results, and its smoke config fits
   and tests one batch through the real data module and system, writing a run record.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,20 +36,43 @@ def test_task_example_scores_to_its_keys(task_id: str, tmp_path: Path) -> None:
     assert all(isinstance(v, int | float) and math.isfinite(v) for v in result.values())
 
 
-@pytest.mark.parametrize("model_id", MODELS)
-def test_model_forward_backward(model_id: str) -> None:
+def _float_tensors(output: Any) -> list[Any]:
+    """The floating-point tensors in a model's output: a tensor, or tuples, lists and dicts of them."""
     import torch
 
-    _, spec = registry.models()[model_id]
+    if isinstance(output, torch.Tensor):
+        return [output] if output.is_floating_point() else []
+    values = output.values() if isinstance(output, dict) else output if isinstance(output, list | tuple) else []
+    return [t for value in values for t in _float_tensors(value)]
+
+
+def check_forward_backward(spec: registry.ModelSpec) -> None:
+    """Forward at the spec's test inputs (one tensor or named inputs), then backward through every parameter."""
+    import torch
+
+    from harness.profile import run_forward
+
     torch.manual_seed(0)
     module = spec.instantiate().train()
-    shape = spec.test_input_shape or spec.input_shape
-    example = torch.randn(shape) if spec.input_dtype.startswith("float") else torch.zeros(shape, dtype=torch.long)
-    output = module(example)
-    assert output.shape[0] == shape[0] and torch.isfinite(output).all()
-    output.float().pow(2).mean().backward()
+    outputs = _float_tensors(run_forward(spec, module, test=True))
+    batch = spec.input_specs(test=True)[0].shape[0]
+    assert outputs and outputs[0].shape[0] == batch and all(torch.isfinite(t).all() for t in outputs)
+    sum(t.float().pow(2).mean() for t in outputs if t.requires_grad).backward()
     grads = [p.grad for p in module.parameters() if p.requires_grad]
     assert grads and all(g is not None and torch.isfinite(g).all() for g in grads)
+
+
+@pytest.mark.parametrize("model_id", MODELS)
+def test_model_forward_backward(model_id: str) -> None:
+    check_forward_backward(registry.models()[model_id][1])
+
+
+def test_plugin_models_forward_backward(toy: Path) -> None:
+    """Models a third-party plugin registers (the toy plugin's: one-input MLPs and a two-input text model)."""
+    specs = registry.reproduction("toy-paper").models
+    assert any(spec.named_inputs for spec in specs)
+    for spec in specs:
+        check_forward_backward(spec)
 
 
 @pytest.mark.parametrize("paper", PAPERS)

@@ -20,13 +20,12 @@ from typing import Any
 
 import pytest
 
-from harness import registry
+from harness import registry, rescore
 from harness.predictions import Scoring
 
 # task id -> why its runs keep no predictions (none today: every registered task writes them)
 UNWRITABLE: dict[str, str] = {}
 # the metric's name for a scorer key where the two differ
-ALIASES = {"top1": "accuracy", "exact_match": "exact"}
 
 
 def _classification(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
@@ -168,7 +167,7 @@ def agree(expected: dict[str, float], scored: dict[str, float]) -> list[str]:
     """Keys whose scorer value differs from ``expected`` beyond float32 precision (NaN equals NaN)."""
     wrong = []
     for key, value in expected.items():
-        got = scored[key if key in scored else ALIASES[key]]
+        got = scored[key if key in scored else rescore.METRIC_ALIASES[key]]
         if not (math.isnan(value) and math.isnan(got)) and got != pytest.approx(value, rel=1e-6, abs=1e-6):
             wrong.append(f"{key}: metric {value!r}, scorer {got!r}")
     return wrong
@@ -190,7 +189,7 @@ def test_metric_writes_predictions_that_rescore_to_its_values(task_id: str, tmp_
     scored = task.scorer()(
         scoring.references, written["predictions"], **{k: v for k, v in written.items() if k != "predictions"}
     )
-    values = {k: v for k, v in computed(metric).items() if k in scored or ALIASES.get(k) in scored}
+    values = {k: v for k, v in computed(metric).items() if k in scored or rescore.METRIC_ALIASES.get(k) in scored}
     assert values, f"no value of {task_id}'s metric is one of its scorer's keys {sorted(scored)}"
     assert not agree(values, scored)
     options = {name: files[name] for name in task.options if name in files}
@@ -235,12 +234,10 @@ def test_reset_drops_the_kept_predictions_and_forward_keeps_them() -> None:
 
 
 def scorer_key(metric: str, scored: dict[str, float]) -> str:
-    """The scorer's key for a record's metric name: the same name, lower-cased (COCO's ``AP`` is ``ap``), or an
-    alias (``exact_match`` / ``exact``, ``top1`` / ``accuracy``)."""
-    for key in scored:
-        if key.lower() == metric or ALIASES.get(metric) == key:
-            return key
-    raise AssertionError(f"the scorer gives no value for the record's metric {metric!r}: {sorted(scored)}")
+    """The scorer's key for a record's metric name (harness.rescore's rule); every record metric has one."""
+    key = rescore.scorer_key(metric, scored)
+    assert key is not None, f"the scorer gives no value for the record's metric {metric!r}: {sorted(scored)}"
+    return key
 
 
 # the smoke run in the default suite (seconds): Cityscapes label-id PNGs against gtFine/val under the data root
@@ -272,8 +269,9 @@ def test_a_smoke_run_keeps_predictions_that_harness_score_turns_into_its_record(
     import json
 
     from harness import runner
-    from harness.predictions import references_sha256, rescore_args
+    from harness.predictions import references_sha256
     from harness.records import read_record
+    from harness.rescore import rescore_args
     from tests.conftest import harness_cli
 
     monkeypatch.chdir(tmp_path)
@@ -292,3 +290,7 @@ def test_a_smoke_run_keeps_predictions_that_harness_score_turns_into_its_record(
     for metric, value in record.metrics.items():
         got = scored[scorer_key(metric, scored)]
         assert got == pytest.approx(value, rel=1e-6, abs=1e-6, nan_ok=True) or (got is None and math.isnan(value))
+    done = harness_cli("rescore", record.run_id, "--json", cwd=tmp_path)  # the same, as one command from the run id
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert {row["metric"] for row in rows} == set(record.metrics) and all(row["agrees"] for row in rows)

@@ -27,14 +27,15 @@ with columns[3]:
 table = queries.overview(db, papers, tasks, tiers, statuses)
 table.insert(1, "claims_page", ["paper?" + urlencode({"paper": p}) for p in table["paper"]])
 table["best_tier"] = table["best_tier"].fillna("-")
-table["arxiv"] = ["https://arxiv.org/abs/" + a if isinstance(a, str) else None for a in table["arxiv"]]
 st.dataframe(
     table,
     hide_index=True,
     column_config={
         "paper": "Paper",
         "claims_page": st.column_config.LinkColumn("Details", display_text="claims →"),
-        "arxiv": st.column_config.LinkColumn("arXiv", display_text=r"abs/(.*)$"),
+        "link": st.column_config.LinkColumn(
+            "Source", display_text=r"([^/]+)$", help="the paper: its arXiv page, or where it is published"
+        ),
         "claims": st.column_config.NumberColumn("Claims"),
         **{status: st.column_config.NumberColumn(status.capitalize().replace("-", " ")) for status in STATUSES},
         "best_tier": st.column_config.TextColumn("Best tier", help="highest tier with a successful run"),

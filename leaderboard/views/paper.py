@@ -19,9 +19,12 @@ wanted = st.query_params.get("paper")
 paper = st.selectbox("Paper", papers, index=papers.index(wanted) if wanted in papers else 0)
 st.query_params["paper"] = paper
 st.title(paper)
-arxiv = queries.paper_arxiv(db, paper)
-if arxiv:
-    st.markdown(f"[arXiv:{arxiv}](https://arxiv.org/abs/{arxiv})")
+source = queries.paper_source(db, paper)
+if source and source["arxiv"]:
+    st.markdown(f"[arXiv:{source['arxiv']}]({source['link']})")
+elif source:
+    checked = f"sha256 `{source['sha256']}`" if source["sha256"] else f"accessed {source['accessed']}"
+    st.markdown(f"[{source['link']}]({source['link']}) ({checked})")
 left, right = st.columns(2)
 with left:
     statuses = ui.url_multiselect("Status", options["statuses"], "status")

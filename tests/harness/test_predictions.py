@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from harness.errors import HarnessError
-from harness.predictions import PredictionsKeeper, Scoring, keep, publish, rescore_args, tree_digest, unwritable
+from harness.predictions import PredictionsKeeper, Scoring, keep, publish, tree_digest, unwritable
+from harness.rescore import rescore_args
 from tasks.imagenet.metric import accuracy_metrics
 
 RUN = "toy-paper.toy-mlp.smoke.digits.test.s0.abc"

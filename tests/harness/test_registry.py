@@ -19,8 +19,9 @@ def test_plugin_distribution_is_listed_by_the_cli(toy_site: Path, tmp_path: Path
         "id": "toy-paper",
         "title": "A Toy Paper About Digits",
         "arxiv": "2001.00001v2",
+        "url": "https://arxiv.org/abs/2001.00001v2",
         "tasks": ["toy-digits"],
-        "models": ["toy-mlp", "toy-mlp-wide"],
+        "models": ["toy-mlp", "toy-mlp-wide", "toy-bow"],
         "tiers": ["arch", "smoke", "budget"],
         "claims": 5,
     }
@@ -65,7 +66,7 @@ def test_loading_the_registry_imports_no_torch(toy_site: Path, tmp_path: Path) -
     code = "import sys; from harness import registry; registry.reproductions(); registry.tasks(); print('torch' in sys.modules)"
     import subprocess
 
-    env = {"PYTHONPATH": f"{toy_site}:{Path(__file__).parents[1] / 'toy_plugin'}"}
+    env = {"PYTHONPATH": f"{toy_site}:{Path(__file__).parents[1] / 'toy_plugin'}:{Path(__file__).parents[2]}"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
@@ -74,7 +75,9 @@ def test_loading_the_registry_imports_no_torch(toy_site: Path, tmp_path: Path) -
 def test_unknown_ids_list_what_is_registered(toy: Path) -> None:
     with pytest.raises(HarnessError, match="unknown paper 'nope'; registered: .*toy-paper"):
         registry.reproduction("nope")
-    with pytest.raises(HarnessError, match="has no model 'toy-cnn'; it has: \\['toy-mlp', 'toy-mlp-wide'\\]"):
+    with pytest.raises(
+        HarnessError, match="has no model 'toy-cnn'; it has: \\['toy-mlp', 'toy-mlp-wide', 'toy-bow'\\]"
+    ):
         registry.reproduction("toy-paper").model("toy-cnn")
 
 

@@ -15,11 +15,13 @@ def test_arch_tier_profiles_every_model(toy: Path) -> None:
     paths = runner.run("toy-paper", "arch", runs_dir=toy / "runs")
     records = sorted((read_record(p) for p in paths), key=lambda r: r.model)
     assert [(r.model, r.tier, r.split, r.dataset) for r in records] == [
+        ("toy-bow", "arch", "none", "toy-text"),
         ("toy-mlp", "arch", "none", "digits"),
         ("toy-mlp-wide", "arch", "none", "digits"),
     ]
     # 64·16 + 16 + 16·10 + 10 parameters; 64·16 + 16·10 multiply-adds
-    assert records[0].metrics == {"params": 1210, "params_m": 0.00121, "macs": 1184, "macs_m": 0.001184}
+    assert records[1].metrics == {"params": 1210, "params_m": 0.00121, "macs": 1184, "macs_m": 0.001184}
+    assert records[0].config["inputs"] == {"token_ids": [1, 32], "attention_mask": [1, 32]}
     assert runner.run("toy-paper", "arch", runs_dir=toy / "runs") == paths  # same code, same ids: nothing new
 
 

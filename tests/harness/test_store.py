@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from harness import store
+from harness import registry, store
+from harness.errors import HarnessError
 from harness.records import write_record
-from tests.conftest import make_record
+from tests.conftest import TOY_SRC, make_record
 
 
 def table(db: Path, sql: str) -> list[tuple]:
@@ -105,3 +108,87 @@ def test_a_record_whose_name_disagrees_with_its_id_is_reported(paths) -> None:
 def test_query_without_database_says_how_to_make_one(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="no database yet; create it with `harness ingest`"):
         store.query("SELECT 1", db_path=tmp_path / "none.duckdb")
+
+
+def test_ingest_judges_once_and_the_report_reads_its_table(paths) -> None:
+    """The report is the verdicts table as ingest wrote it: the same rows, in claims-file order, as judging the
+    claims over the records directly; and the trend points are those the trend verdict rests on."""
+    from harness.claims import registered_claims
+    from harness.verdicts import judge_all
+
+    runs, db = paths
+    records = [make_record(seed=0, tier="arch", split="none", metrics={"params_m": 0.00121, "macs_m": 0.0012})]
+    for seed, (model, width, acc) in enumerate([("toy-mlp", 16, 94.8), ("toy-mlp", 24, 95.2), ("toy-mlp-wide", 64, 96.5),
+                                                ("toy-mlp-wide", 96, 97.0)]):  # fmt: skip
+        records.append(make_record(model=model, seed=seed, metrics={"accuracy": acc},
+                                   config={"system": {"init_args": {"hidden": width}}}))  # fmt: skip
+    for record in records:
+        write_record(record, runs)
+    assert store.ingest(runs_dir=runs, db_path=db).errors == []
+    expected = [v.report() for v in judge_all(registered_claims(), records)]
+    assert store.read_report(db_path=db) == expected
+    assert store.read_report("toy-paper", db_path=db) == [row for row in expected if row["paper"] == "toy-paper"]
+    assert table(db, "SELECT x, y, model FROM trend_points WHERE claim_id = 'accuracy-grows-with-width'") == [
+        (16.0, 94.8, "toy-mlp"), (24.0, 95.2, "toy-mlp"), (64.0, 96.5, "toy-mlp-wide"), (96.0, 97.0, "toy-mlp-wide"),
+    ]  # fmt: skip
+    assert table(db, "SELECT count(*) FROM figures") == [(0,)]  # the toy paper draws no figures of its own
+
+
+def test_a_database_of_an_older_version_says_run_ingest(paths) -> None:
+    _, db = paths
+    db.parent.mkdir(parents=True)
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE runs (run_id VARCHAR); CREATE TABLE meta AS SELECT 1 AS store_version")
+    con.close()
+    assert store.store_version(db) == 1
+    with pytest.raises(HarnessError, match=r"store version 1; this one reads 2\) .* run `harness ingest`"):
+        store.read_report(db_path=db)
+
+
+def toy_copy(tmp_path: Path, toy_site: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the toy plugin's source, registered in place of the original (to edit it); returns its folder."""
+    src = tmp_path / "src"
+    shutil.copytree(TOY_SRC, src)
+    for name in [m for m in sys.modules if m.split(".")[0] == "toy_paper"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(src))
+    monkeypatch.syspath_prepend(str(toy_site))
+    monkeypatch.chdir(tmp_path)
+    registry.reproductions.cache_clear()
+    return src / "toy_paper"
+
+
+def test_the_report_notes_claims_changed_since_the_ingest(
+    toy_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claims = toy_copy(tmp_path, toy_site, monkeypatch) / "claims.yaml"
+    db = tmp_path / "harness.duckdb"
+    try:
+        store.ingest(runs_dir=tmp_path / "runs", db_path=db)
+        assert not store.claims_changed(db)
+        claims.write_text(claims.read_text().replace("tolerance: 2.0", "tolerance: 0.5"))
+        assert store.claims_changed(db)
+        store.ingest(runs_dir=tmp_path / "runs", db_path=db)
+        assert not store.claims_changed(db)
+    finally:
+        registry.reproductions.cache_clear()
+
+
+def test_a_failing_figures_function_is_an_error_and_the_verdicts_still_go_in(
+    toy_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = toy_copy(tmp_path, toy_site, monkeypatch).parent
+    init = src / "toy_paper" / "__init__.py"
+    init.write_text(
+        init.read_text().replace('package="toy_paper",', 'package="toy_paper", figures="toy_paper.fig:draw",')
+    )
+    (src / "toy_paper" / "fig.py").write_text("def draw(records):\n    raise ValueError('no axis to draw on')\n")
+    runs, db = tmp_path / "runs", tmp_path / "harness.duckdb"
+    write_record(make_record(), runs)
+    try:
+        result = store.ingest(runs_dir=runs, db_path=db)
+    finally:
+        registry.reproductions.cache_clear()
+    assert result.errors == ["paper 'toy-paper': its figures function 'toy_paper.fig:draw' failed: no axis to draw on"]
+    assert table(db, "SELECT count(*) FROM figures") == [(0,)]
+    assert table(db, "SELECT status FROM verdicts WHERE claim_id = 'mlp-accuracy'") == [("inconclusive",)]

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from harness.claims import Claim
-from harness.verdicts import judge
+from harness.verdicts import judge, judge_all
 from tests.conftest import make_record
 
 BASE = {"paper": "toy-paper", "arxiv": "2001.00001v2", "source": "Table 2", "dataset": "digits", "split": "test",
@@ -104,6 +104,24 @@ def test_delta_at_full_scale_judges_the_size() -> None:
     assert judge(delta_claim(), base + runs([95.0, 95.1, 94.9], model="toy-mlp-wide")).status == "not-reproduced"
     lonely = judge(delta_claim(), runs([92.0, 92.1], model="toy-mlp-wide"))
     assert lonely.status == "not-run" and "baseline" in lonely.reason
+
+
+def test_a_baseline_of_another_paper_is_judged_from_that_papers_records() -> None:
+    """UDA against a BERT baseline that XLNet's reproduction ran: the baseline's records are the other paper's, and
+    its conditions (config keys of that paper) may differ from the claim's."""
+    uda = claim(
+        paper="uda", kind="delta", model="uda-bert", value=2.0, tolerance=1.0, conditions={"data.labels": 20},
+        baseline={"paper": "xlnet", "model": "bert-base", "conditions": {"labelled": 20}},
+    )  # fmt: skip
+    ours = runs([92.0, 92.1, 91.9], model="uda-bert", paper="uda", config={"data": {"labels": 20}})
+    theirs = runs([90.0, 90.1, 89.9], model="bert-base", paper="xlnet", config={"labelled": 20})
+    other_count = runs([85.0, 85.1, 84.9], model="bert-base", paper="xlnet", config={"labelled": 4000})
+    same_model_here = runs([10.0, 10.0, 10.0], model="bert-base", paper="uda", config={"labelled": 20})
+    (verdict,) = judge_all([uda], ours + theirs + other_count + same_model_here)
+    assert (verdict.status, verdict.tier, verdict.n) == ("reproduced", "full", 3)
+    assert verdict.mean == pytest.approx(2.0) and len(verdict.run_ids) == 6
+    (alone,) = judge_all([uda], ours + same_model_here)
+    assert alone.status == "not-run" and alone.reason == "no full results for the baseline 'bert-base' of paper 'xlnet'"
 
 
 def trend_claim(rule):

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from harness import registry, store
+from harness.claims import Claim, claim_row
 from harness.records import write_record
+from harness.verdicts import judge_all
 from tests.conftest import TOY_ENTRY_POINTS, TOY_SRC, make_record, write_dist_info
 
 PROVENANCE = {
@@ -107,3 +109,34 @@ def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 60) -> Non
         except OSError:
             time.sleep(0.3)
     raise AssertionError(f"{url} not healthy after {timeout}s")
+
+
+GPT_PDF = "https://cdn.openai.com/research-covers/language-unsupervised/language_understanding_paper.pdf"
+
+
+@pytest.fixture
+def two_papers_db(tmp_path: Path) -> Path:
+    """A GPT-like paper (a PDF, named by URL and sha256) and a UDA-like delta claim whose baseline XLNet's
+    reproduction ran (budget runs of both papers), judged and written as ingest writes them."""
+    common = {"dataset": "glue-rte", "split": "validation", "metric": "accuracy", "unit": "%", "higher_is_better": True}
+    gpt = Claim.model_validate({
+        "id": "rte", "paper": "gpt", "url": GPT_PDF, "sha256": "0" * 64, "source": "Table 2", "kind": "scalar",
+        "model": "gpt", "value": 56.0, "tolerance": 1.0, **common,
+    })  # fmt: skip
+    uda = Claim.model_validate({
+        "id": "beats-bert", "paper": "uda", "arxiv": "1904.12848v6", "source": "Table 3", "kind": "delta",
+        "model": "uda-bert", "baseline": {"paper": "xlnet", "model": "bert-base"}, "value": 2.0, "tolerance": 1.0,
+        **common,
+    })  # fmt: skip
+    fields = {"dataset": "glue-rte", "split": "validation", "tier": "budget"}
+    records = [make_record(paper="uda", model="uda-bert", seed=s, metrics={"accuracy": a}, **fields)
+               for s, a in enumerate([70.0, 71.0])]  # fmt: skip
+    records += [make_record(paper="xlnet", model="bert-base", seed=s, metrics={"accuracy": a}, **fields)
+                for s, a in enumerate([60.0, 61.0])]  # fmt: skip
+    verdicts = judge_all([gpt, uda], records)
+    db = tmp_path / "harness.duckdb"
+    tables = store.Tables(
+        claims=[claim_row(gpt), claim_row(uda)], verdicts=[{"position": i, **v.row()} for i, v in enumerate(verdicts)]
+    )
+    store.build_database(records, tables, db)
+    return db

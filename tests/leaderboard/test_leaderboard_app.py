@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -12,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from harness import store
 from tests.conftest import REPO
-from tests.leaderboard.conftest import build, toy_records
+from tests.leaderboard.conftest import GPT_PDF, build, toy_records
 
 APP = REPO / "leaderboard" / "app.py"
 TOY = "toy-paper"
@@ -135,6 +136,14 @@ def test_an_empty_database_says_how_to_fill_it(toy: Path, monkeypatch: pytest.Mo
     assert "holds no runs yet" in at.info[0].value and ".venv/bin/harness ingest" in at.code[1].value
 
 
+def test_a_database_of_an_older_harness_says_run_ingest(fresh_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with duckdb.connect(str(fresh_db)) as con:  # as written before ingest stored trend points and figures
+        con.execute("DROP TABLE trend_points; DROP TABLE figures; UPDATE meta SET store_version = 1")
+    at = app_over(fresh_db, monkeypatch, "paper", paper=TOY)
+    assert "run `harness ingest`" in at.info[0].value
+    assert [c.value for c in at.code] == [".venv/bin/harness ingest"] and not at.dataframe
+
+
 def test_a_live_ingest_shows_on_the_next_run(fresh_db: Path, toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The app holds no connection: an ingest swaps the file while the app runs, and the next rerun reads it."""
     at = app_over(fresh_db, monkeypatch, "paper", paper=TOY)
@@ -144,3 +153,14 @@ def test_a_live_ingest_shows_on_the_next_run(fresh_db: Path, toy: Path, monkeypa
     assert at.dataframe[0].value.set_index("claim_id").loc["mlp-accuracy", "n"] == 6
     at.switch_page("views/overview.py").run()
     assert metric(at, "Runs") == "15"
+
+
+def test_a_paper_named_by_its_pdf_and_a_baseline_of_another_paper(
+    two_papers_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = app_over(two_papers_db, monkeypatch, "paper", paper="gpt")
+    assert f"[{GPT_PDF}]({GPT_PDF}) (sha256 `{'0' * 64}`)" in [m.value for m in at.markdown]
+    at = app_over(two_papers_db, monkeypatch, "paper", paper="uda")
+    row = at.dataframe[0].value.set_index("claim_id").loc["beats-bert"]
+    assert (row["status"], row["tier"]) == ("reproduced", "budget")
+    assert "harness run xlnet --tier budget --model bert-base" in at.code[-1].value

@@ -10,7 +10,7 @@ import yaml
 
 from harness import store
 from leaderboard import queries
-from tests.leaderboard.conftest import build, toy_records
+from tests.leaderboard.conftest import GPT_PDF, build, toy_records
 
 TOY = "toy-paper"
 
@@ -31,12 +31,15 @@ def test_database_state(toy: Path) -> None:
     assert queries.database_state(db) == "empty"
     build(toy, toy_records())
     assert queries.database_state(db) == "ok"
+    with duckdb.connect(str(db)) as con:  # as a harness before verdicts, trend points and figures were tables
+        con.execute("DROP TABLE figures; UPDATE meta SET store_version = 1")
+    assert queries.database_state(db) == "outdated"
 
 
 def test_overview_counts_and_best_tier(leaderboard_db: Path) -> None:
     row = toy_row(queries.overview(leaderboard_db))
     assert row == {
-        "paper": TOY, "arxiv": "2001.00001v2", "claims": 5, "reproduced": 3, "not-reproduced": 1,
+        "paper": TOY, "link": "https://arxiv.org/abs/2001.00001v2", "claims": 5, "reproduced": 3, "not-reproduced": 1,
         "inconclusive": 1, "not-run": 0, "best_tier": "full", "runs": 8,
     }  # fmt: skip
     totals = queries.counts(leaderboard_db)
@@ -136,12 +139,6 @@ def test_trend_points_follow_the_rule(leaderboard_db: Path) -> None:
     assert queries.trend_points(leaderboard_db, TOY, "mlp-accuracy").empty
 
 
-def test_pluck() -> None:
-    record = {"config": {"a": {"b": 3}}, "metrics": {"top1": 70.0}}
-    assert queries.pluck(record, "config.a.b") == 3 and queries.pluck(record, "metrics.top1") == 70.0
-    assert queries.pluck(record, "config.a.c") is None and queries.pluck(record, "config.a.b.c") is None
-
-
 def test_model_index_in_the_papers_with_code_format(leaderboard_db: Path) -> None:
     index = queries.model_index(leaderboard_db)
     assert yaml.safe_load(yaml.safe_dump(index)) == index  # plain YAML types only
@@ -169,3 +166,22 @@ def test_queries_hold_no_connection(fresh_db: Path, toy: Path) -> None:
     duckdb.connect(str(fresh_db)).close()  # raises if this process still held a read-only connection
     build(toy, toy_records(offset=10))
     assert toy_row(queries.overview(fresh_db))["runs"] == 8 + 7  # the arch record is the same run
+
+
+def test_papers_without_arxiv_ids_and_baselines_of_other_papers(two_papers_db: Path) -> None:
+    """The overview links the GPT-like paper's PDF, its source names it, and the UDA-like claim's command runs both
+    papers."""
+    db = two_papers_db
+    links = dict(zip(*queries.overview(db)[["paper", "link"]].T.values, strict=True))
+    assert links["gpt"] == GPT_PDF and links["uda"] == "https://arxiv.org/abs/1904.12848v6"
+    assert queries.paper_source(db, "gpt") == {"arxiv": None, "url": GPT_PDF, "accessed": None, "sha256": "0" * 64,
+                                               "link": GPT_PDF}  # fmt: skip
+    assert queries.paper_source(db, "no-such-paper") is None
+    claim = queries.paper_claims(db, "uda").iloc[0]
+    assert (claim.status, claim.baseline, claim.baseline_paper, claim.run_models) == (
+        "reproduced", "bert-base", "xlnet", ["uda-bert"],
+    )  # fmt: skip
+    assert claim.command.splitlines() == [
+        "for seed in 0 1; do .venv/bin/harness run uda --tier budget --model uda-bert --seed $seed; done",
+        "for seed in 0 1; do .venv/bin/harness run xlnet --tier budget --model bert-base --seed $seed; done",
+    ]

@@ -4,7 +4,7 @@ It is never registered by this repository; tests make it visible through entry-p
 (a ``.dist-info`` folder on ``sys.path``), exactly as an installed third-party distribution would be.
 """
 
-from harness.registry import ModelSpec, Reproduction, Task
+from harness.registry import InputSpec, ModelSpec, Reproduction, Task
 
 REPRODUCTION = Reproduction(
     id="toy-paper",
@@ -22,6 +22,20 @@ REPRODUCTION = Reproduction(
             kwargs={"hidden": 64},
             input_shape=(1, 64),
             dataset="digits",
+        ),
+        ModelSpec(  # two named inputs, passed to forward() as keyword arguments
+            id="toy-bow",
+            build="toy_paper.text_model:ToyBagOfWords",
+            kwargs={"vocab": 100},
+            dataset="toy-text",
+            inputs=(
+                InputSpec("token_ids", (1, 32), "int64", high=100),
+                InputSpec("attention_mask", (1, 32), "int64", fill=1),
+            ),
+            test_inputs=(
+                InputSpec("token_ids", (2, 8), "int64", high=100),
+                InputSpec("attention_mask", (2, 8), "int64", high=2),
+            ),
         ),
     ),
 )

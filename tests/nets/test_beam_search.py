@@ -1,0 +1,114 @@
+"""nets.beam_search: beam 1 is greedy, a wide beam is exhaustive search, length normalisation and fusion matter."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+import torch
+
+from nets.beam_search import Hypothesis, beam_search, length_penalty
+
+BOS, EOS, VOCAB = 9, 0, 4  # tokens 0..3; bos is only ever a prefix
+
+
+def _table_log_probs(prefix: tuple[int, ...]) -> torch.Tensor:
+    """A fixed random next-token distribution for every prefix (seeded by the prefix itself)."""
+    generator = torch.Generator().manual_seed(hash(prefix) % 2**31)
+    return torch.log_softmax(2 * torch.randn(VOCAB, generator=generator), dim=0)
+
+
+def table_step(prefixes: torch.Tensor, state: object) -> tuple[torch.Tensor, object]:
+    return torch.stack([_table_log_probs(tuple(p.tolist())) for p in prefixes]), state
+
+
+def _log_prob(tokens: tuple[int, ...]) -> float:
+    prefix, total = (BOS,), 0.0
+    for token in tokens:
+        total += _table_log_probs(prefix)[token].item()
+        prefix += (token,)
+    return total
+
+
+def exhaustive(max_len: int, alpha: float, norm: str) -> list[Hypothesis]:
+    """Every hypothesis the search could return: ``k < max_len`` tokens then eos, or ``max_len`` tokens."""
+    words = [t for t in range(VOCAB) if t != EOS]
+    found = [tuple(w) + (EOS,) for k in range(max_len) for w in itertools.product(words, repeat=k)]
+    found += list(itertools.product(words, repeat=max_len))
+    scored = [Hypothesis(y, _log_prob(y), _log_prob(y) / length_penalty(len(y), alpha, norm)) for y in found]
+    return sorted(scored, key=lambda h: h.score, reverse=True)
+
+
+def test_beam_of_one_is_greedy() -> None:
+    prefix: tuple[int, ...] = (BOS,)
+    while len(prefix) <= 6 and prefix[-1] != EOS:
+        prefix += (int(_table_log_probs(prefix).argmax()),)
+    (best,) = beam_search(table_step, bos=BOS, eos=EOS, beam_size=1, max_len=6)
+    assert best.tokens == prefix[1:]
+    assert math.isclose(best.log_prob, _log_prob(best.tokens), rel_tol=1e-6)
+
+
+@pytest.mark.parametrize(("alpha", "norm"), [(0.0, "gnmt"), (0.7, "gnmt"), (1.0, "power")])
+def test_a_wide_beam_is_exhaustive_search(alpha: float, norm: str) -> None:
+    found = beam_search(table_step, bos=BOS, eos=EOS, beam_size=3**4, max_len=4, alpha=alpha, length_norm=norm)
+    expected = exhaustive(4, alpha, norm)[: len(found)]
+    assert [h.tokens for h in found] == [h.tokens for h in expected]
+    assert [h.score for h in found] == pytest.approx([h.score for h in expected], rel=1e-5)
+    narrow = beam_search(table_step, bos=BOS, eos=EOS, beam_size=3, max_len=4, alpha=alpha, length_norm=norm)
+    assert narrow[0].tokens == expected[0].tokens  # on this table a beam of 3 already finds the best
+
+
+def _fixed_step(table: dict[tuple[int, ...], list[float]]):
+    def step(prefixes: torch.Tensor, state: object) -> tuple[torch.Tensor, object]:
+        rows = [table.get(tuple(p.tolist()), [0.97, 0.01, 0.01, 0.01]) for p in prefixes]
+        return torch.tensor(rows).log(), state
+
+    return step
+
+
+# After bos: eos 0.5, token 1 0.49; after token 1: eos 0.95. "eos" scores log 0.5 = -0.69; "1 eos" -0.76.
+SHORT_OR_LONG = {(BOS,): [0.5, 0.49, 0.005, 0.005], (BOS, 1): [0.95, 0.01, 0.03, 0.01]}
+
+
+def test_length_normalisation_changes_the_winner() -> None:
+    step = _fixed_step(SHORT_OR_LONG)
+    assert beam_search(step, bos=BOS, eos=EOS, beam_size=2, max_len=3)[0].tokens == (EOS,)
+    gnmt = beam_search(step, bos=BOS, eos=EOS, beam_size=2, max_len=3, alpha=1.0)  # lp = 1 and 7/6
+    assert gnmt[0].tokens == (1, EOS)
+    assert gnmt[0].score == pytest.approx((math.log(0.49) + math.log(0.95)) / (7 / 6))
+    power = beam_search(step, bos=BOS, eos=EOS, beam_size=2, max_len=3, alpha=1.0, length_norm="power")
+    assert power[0].tokens == (1, EOS) and power[0].score == pytest.approx((math.log(0.49) + math.log(0.95)) / 2)
+
+
+def test_shallow_fusion_adds_the_weighted_lm_log_prob() -> None:
+    step = _fixed_step(SHORT_OR_LONG)
+    lm = _fixed_step({(BOS,): [0.1, 0.88, 0.01, 0.01]})  # the LM prefers a word to stopping at once
+
+    def search(weight: float) -> list[Hypothesis]:
+        return beam_search(step, bos=BOS, eos=EOS, beam_size=2, max_len=3, lm_step=lm, lm_weight=weight)
+
+    assert search(0.0)[0].tokens == (EOS,)
+    fused = search(0.5)[0]
+    assert fused.tokens == (1, EOS)
+    expected = math.log(0.49) + math.log(0.95) + 0.5 * (math.log(0.88) + math.log(0.97))
+    assert fused.log_prob == pytest.approx(expected, rel=1e-5)
+
+
+def test_state_follows_the_surviving_beams() -> None:
+    """A decoder that keeps its own running state gives what the same model computed from the prefixes gives."""
+
+    def from_sum(total: torch.Tensor) -> torch.Tensor:  # (K,) -> (K, V)
+        return _table_log_probs((int(total) % 7,)) if total.dim() == 0 else torch.stack([from_sum(t) for t in total])
+
+    def stateless(prefixes: torch.Tensor, state: object) -> tuple[torch.Tensor, object]:
+        return from_sum(prefixes[:, 1:].sum(dim=1)), state
+
+    def stateful(prefixes: torch.Tensor, state: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
+        total = state["sum"] + (prefixes[:, -1] if prefixes.shape[1] > 1 else 0)
+        return from_sum(total), {"sum": total, "pair": (total, total)}
+
+    common = {"bos": BOS, "eos": EOS, "beam_size": 3, "max_len": 5}
+    expected = beam_search(stateless, **common)
+    got = beam_search(stateful, state={"sum": torch.zeros(1, dtype=torch.long)}, **common)
+    assert [h.tokens for h in got] == [h.tokens for h in expected] and len(got) == 3
