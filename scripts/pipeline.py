@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -95,9 +96,17 @@ def _task_folder(task_id: str) -> Path | None:
     return Path(spec.origin).parent if spec and spec.origin else None
 
 
+def _imports_nets(package: Path) -> bool:
+    """Whether any module of a paper's package imports the shared building blocks (``nets``)."""
+    pattern = re.compile(r"^\s*(from|import)\s+nets(\.|\s)", re.MULTILINE)
+    return any(pattern.search(path.read_text(encoding="utf-8")) for path in package.rglob("*.py"))
+
+
 def paper_stage(repro: Any) -> dict[str, Any]:
-    """One paper's stage: its code and its tasks' code as dependencies, its params section, a summary as output."""
-    folders = [repro.root, *(f for f in map(_task_folder, repro.tasks) if f is not None)]
+    """One paper's stage: its code, the shared building blocks it imports (nets/) and its tasks' code as
+    dependencies, its params section, a summary as output."""
+    shared = [ROOT / "nets"] if _imports_nets(repro.root) else []
+    folders = [repro.root, *shared, *(f for f in map(_task_folder, repro.tasks) if f is not None)]
     deps = sorted({rel for rel in map(_relative, folders) if rel is not None})
     stage: dict[str, Any] = {"cmd": f"{PYTHON} scripts/pipeline.py stage {repro.id}"}
     if deps:

@@ -2,9 +2,9 @@
 
 The paper's detection experiments use RetinaNet "with a ResNet-50 and ResNet-101 backbone" and augment only the
 backbone, as in its ImageNet experiments. The detector, its loss, matching, post-processing, pycocotools scoring
-and training steps are those of ``reproductions/nas_fpn`` (:class:`reproductions.nas_fpn.system.RetinaNetSystem`,
-the authors' TPU detection code); this module only builds the paper's four detectors and starts their backbone
-from ImageNet-trained (AA-)ResNet weights, as the TPU RetinaNet does (``resnet_checkpoint``).
+and training steps are the shared RetinaNet loop of :class:`nets.systems.retinanet.RetinaNetSteps` (the authors'
+TPU detection code, as NAS-FPN's detectors use it); this module only builds the paper's four detectors and starts
+their backbone from ImageNet-trained (AA-)ResNet weights, as the TPU RetinaNet does (``resnet_checkpoint``).
 
 The recipe (configs/full.yaml) is the TPU RetinaNet's default 1x schedule at 640 x 640 (tensorflow/tpu
 models/official/retinanet: batch 64, lr 0.08 with a linear warm-up, x0.1 at 2/3 and 8/9 of 12 epochs, random
@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytorch_lightning as pl
 from torch import nn
 
 from harness.errors import HarnessError
 from harness.registry import model_variant
+from nets.systems.retinanet import RetinaNetSteps
+from nets.weights import read_state
 from reproductions.attention_augmented.model import build_detector, relative_offsets_table
-from reproductions.attention_augmented.system import load_state, read_state
 from reproductions.attention_augmented.variants import DETECTION_NUM_CLASSES, DETECTORS
-from reproductions.nas_fpn.retinanet import generate_anchors
-from reproductions.nas_fpn.system import RetinaNetSystem, set_bn
 
 CLASSIFIER_PREFIX = "fc."
 RELATIVE_TABLES = ("rel_height", "rel_width")
@@ -55,8 +55,8 @@ def load_backbone(backbone: nn.Module, path: str | Path) -> None:
         raise HarnessError(f"{path}: ImageNet weights do not fit the backbone: {exc}") from exc
 
 
-class AARetinaNetSystem(RetinaNetSystem):
-    """RetinaNet with a ResNet or AA-ResNet backbone; training, testing and optimisation as RetinaNetSystem."""
+class AARetinaNetSystem(RetinaNetSteps, pl.LightningModule):
+    """RetinaNet with a ResNet or AA-ResNet backbone; training, testing and optimisation as NAS-FPN's detectors."""
 
     def __init__(
         self,
@@ -78,16 +78,12 @@ class AARetinaNetSystem(RetinaNetSystem):
     ) -> None:
         """``checkpoint``: weights of the whole detector (evaluation); ``init_checkpoint``: ImageNet weights of its
         backbone (training); ``image_size``: the square input, 640 by default."""
-        super(RetinaNetSystem, self).__init__()  # skips RetinaNetSystem.__init__, which builds NAS-FPN ids only
+        super().__init__()
         self.save_hyperparameters()
         if checkpoint is not None and init_checkpoint is not None:
             raise HarnessError("give checkpoint (a trained detector) or init_checkpoint (its backbone), not both")
-        self.image_size = image_size or DETECTORS[parse_detector(model)].image_size
-        self.model = build_detector(parse_detector(model), num_classes)
+        size = image_size or DETECTORS[parse_detector(model)].image_size
+        detector = build_detector(parse_detector(model), num_classes)
         if init_checkpoint is not None:
-            load_backbone(self.model.backbone, init_checkpoint)
-        set_bn(self.model, bn_momentum, bn_eps)
-        if checkpoint is not None:
-            load_state(self.model, checkpoint)
-        self.register_buffer("anchors", generate_anchors((self.image_size, self.image_size)), persistent=False)
-        self.test_metrics = nn.ModuleList()
+            load_backbone(detector.backbone, init_checkpoint)
+        self.init_detector(detector, size, bn_momentum, bn_eps, checkpoint)

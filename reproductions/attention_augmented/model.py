@@ -29,8 +29,9 @@ kernels, stride 2, padding 1), so its attention output is already at the convolu
 Relative embeddings are allocated for the feature map of a 224 px input (``attention_size`` per stage); a
 smaller map uses the central offsets, a larger one interpolates them linearly (documented, not from the paper).
 
-:func:`build_detector` puts a (AA-)ResNet-50/101 under the RetinaNet of ``reproductions/nas_fpn`` for the paper's COCO
-table (tables sized for 640 px); :func:`build_budget` builds the budget tier's small plain / augmented ResNet pair.
+:func:`build_detector` puts a (AA-)ResNet-50/101 (:mod:`nets.resnet`) under the RetinaNet of :mod:`nets.retinanet` for
+the paper's COCO table (tables sized for 640 px); :func:`build_budget` builds the budget tier's small plain /
+augmented ResNet pair.
 """
 
 from __future__ import annotations
@@ -42,14 +43,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from reproductions.attention_augmented.resnet import ResNet, conv3x3
+from nets.resnet import ResNet, conv3x3
+from nets.retinanet import FPN, RetinaNet
+from nets.specs import RESNETS
 from reproductions.attention_augmented.variants import (
     AUGMENTATION,
     BUDGET,
     DETECTION_NUM_CLASSES,
     DETECTORS,
     IMAGE_SIZE,
-    RESNETS,
     Augmentation,
 )
 
@@ -219,9 +221,7 @@ def build(depth: int = 50, augmented: bool = True, num_classes: int = 1000) -> R
 
 def build_detector(name: str = "retinanet-aa-resnet50", num_classes: int = DETECTION_NUM_CLASSES) -> nn.Module:
     """A RetinaNet of the paper's COCO table (variants.DETECTORS): (AA-)ResNet backbone without its classifier,
-    then the RetinaNet FPN and heads of ``reproductions/nas_fpn``; relative tables sized for its 640 px input."""
-    from reproductions.nas_fpn.retinanet import FPN, RetinaNet
-
+    then the RetinaNet FPN and heads of :mod:`nets.retinanet`; relative tables sized for its 640 px input."""
     if name not in DETECTORS:
         raise ValueError(f"unknown attention-augmented detector {name!r}; known: {', '.join(DETECTORS)}")
     row = DETECTORS[name]

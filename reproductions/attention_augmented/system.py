@@ -18,15 +18,15 @@ this reproduction; the full config states what it uses. Batches are ``(float (N,
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytorch_lightning as pl
 import torch
 from torch import nn
 
 from harness.errors import HarnessError
+from nets.specs import RESNETS
+from nets.weights import load_state
 from reproductions.attention_augmented.model import build, build_budget
-from reproductions.attention_augmented.variants import AUGMENTATION, BUDGET, RESNETS
+from reproductions.attention_augmented.variants import AUGMENTATION, BUDGET
 from tasks.imagenet.metric import accuracy_metrics
 from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
 
@@ -59,36 +59,6 @@ def step_schedule(step: int, total_steps: int, steps_per_epoch: float, warmup_ep
     if step < warmup:
         return step / warmup
     return 0.1 ** sum(step >= point * total_steps for point in DECAY_POINTS)
-
-
-def read_state(path: str | Path, prefix: str = "model.") -> dict[str, torch.Tensor]:
-    """Tensors of ``.safetensors`` or a torch state dict (``weights_only``); of a Lightning checkpoint, the
-    ``prefix`` keys with the prefix removed."""
-    path = Path(path)
-    if not path.is_file():
-        raise HarnessError(f"{path}: weights file not found")
-    try:
-        if path.suffix == ".safetensors":
-            from safetensors.torch import load_file
-
-            state = load_file(str(path))
-        else:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # a corrupt or unsafe file is named, not hidden behind a traceback
-        raise HarnessError(f"{path}: cannot read weights: {exc}") from exc
-    state = state.get("state_dict", state)
-    if state and all(key.startswith(prefix) for key in state):
-        state = {key.removeprefix(prefix): value for key, value in state.items()}
-    return state
-
-
-def load_state(module: nn.Module, path: str | Path, prefix: str = "model.") -> None:
-    """Load ``.safetensors`` or a torch state dict (``weights_only``), or a Lightning checkpoint's ``prefix`` keys."""
-    state = read_state(path, prefix)
-    try:
-        module.load_state_dict(state)
-    except RuntimeError as exc:
-        raise HarnessError(f"{path}: weights do not fit the model: {exc}") from exc
 
 
 class AttentionAugmentedSystem(ClassifierSteps, pl.LightningModule):

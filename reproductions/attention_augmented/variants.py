@@ -1,7 +1,6 @@
-"""ResNet depths and their attention-augmentation settings as data, importable without torch.
+"""Attention-augmentation settings of the ResNets as data, importable without torch.
 
-``RESNETS`` are the block tables of He et al. (arXiv 1512.03385, Table 1): basic blocks for ResNet-18/34,
-bottlenecks for ResNet-50/101/152, stages conv2_x..conv5_x at 56, 28, 14 and 7 px for a 224 px input.
+The ResNet block tables themselves (He et al., arXiv 1512.03385, Table 1) are :data:`nets.specs.RESNETS`.
 
 ``AUGMENTATION`` is how "Attention Augmented Convolutional Networks" (arXiv 1904.09925) augments each ResNet on
 ImageNet (see model.py for where each number comes from and which of them the paper's parameter counts pin down):
@@ -12,7 +11,7 @@ first of those stages (28 x 28) runs on a 2x average-pooled input.
 
 ``DETECTORS`` are the COCO RetinaNets of the paper's detection table: the ResNet-50/101 or AA-ResNet-50/101 backbone
 (augmented exactly as on ImageNet, since the detector starts from the ImageNet-trained backbone) under the RetinaNet
-of ``reproductions/nas_fpn`` (FPN P3..P7 of 256 channels, 4-conv class and box nets, 9 anchors), at 640 x 640.
+of :mod:`nets.retinanet` (FPN P3..P7 of 256 channels, 4-conv class and box nets, 9 anchors), at 640 x 640.
 
 ``BUDGET`` is the small-scale pair of the budget tier: a ResNet-10 layout (one basic block per stage, widths 16..128,
 3x3 stride-1 stem) on 28 x 28 Fashion-MNIST, plain or with the first conv of each block of the last three stages
@@ -25,13 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class ResNetSpec:
-    """Block type and blocks per stage (conv2_x .. conv5_x)."""
-
-    block: str  # "basic" or "bottleneck"
-    layers: tuple[int, int, int, int]
+from nets.specs import ResNetSpec
 
 
 @dataclass(frozen=True)
@@ -49,14 +42,6 @@ class Augmentation:
     stages: tuple[int, ...] = (1, 2, 3)
     downsample_stages: tuple[int, ...] = (1,)
 
-
-RESNETS: dict[int, ResNetSpec] = {
-    18: ResNetSpec("basic", (2, 2, 2, 2)),
-    34: ResNetSpec("basic", (3, 4, 6, 3)),
-    50: ResNetSpec("bottleneck", (3, 4, 6, 3)),
-    101: ResNetSpec("bottleneck", (3, 4, 23, 3)),
-    152: ResNetSpec("bottleneck", (3, 8, 36, 3)),
-}
 
 AUGMENTATION: dict[int, Augmentation] = {
     34: Augmentation(kappa=0.25, upsilon=0.25),
@@ -83,7 +68,7 @@ DETECTORS: dict[str, Detector] = {
     for depth in (50, 101)
     for augmented in (False, True)
 }
-DETECTION_NUM_CLASSES = 91  # COCO category ids 1..90 plus the unused 0, as reproductions/nas_fpn counts them
+DETECTION_NUM_CLASSES = 91  # COCO category ids 1..90 plus the unused 0, as nets.retinanet counts them
 
 
 @dataclass(frozen=True)

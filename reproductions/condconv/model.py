@@ -19,8 +19,8 @@ Models, following the authors' release (tensorflow/tpu, models/official/efficien
 - EfficientNet-CondConv-B0 (4 or 8 experts, and the "-depth" model at depth 1.1): EfficientNet-B0 whose last three
   stages use CondConv for the expansion, depthwise and projection convs of every block. One routing function per
   block (global average pool of the *block input* -> dense -> sigmoid) is shared by its three CondConv layers;
-  squeeze-excite, BN, swish, drop-connect and the stem/head are EfficientNet-B0's (reused from
-  :mod:`reproductions.efficientnet.model`); classifier dropout 0.25.
+  squeeze-excite, BN, swish, drop-connect and the stem/head are EfficientNet-B0's (:mod:`nets.mbconv`, shared with
+  the EfficientNet reproduction); classifier dropout 0.25.
 - MobileNetV1 (Howard et al. 2017, arXiv 1704.04861) at width 0.25-1.0, with CondConv in its last
   ``condconv_layers`` depthwise-separable layers (depthwise and pointwise share the layer's routing, computed from
   the layer input) and in the classifier. Which layers the paper converts could not be read for this reproduction
@@ -33,6 +33,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from nets.mbconv import (
+    B0_STAGES,
+    BN_EPS,
+    BN_MOMENTUM,
+    SE_RATIO,
+    SURVIVAL_PROB,
+    MBConv,
+    MBConvNet,
+    SqueezeExcitation,
+    drop_connect,
+    round_filters,
+    round_repeats,
+)
+from nets.resnet import BOTTLENECK_EXPANSION, STAGE_WIDTHS, conv_bn, resnet
+from nets.specs import MOBILENETV2_ROWS
 from reproductions.condconv.variants import (
     ALL_VARIANTS,
     BUDGET_LAYERS,
@@ -44,19 +59,6 @@ from reproductions.condconv.variants import (
     MOBILENETV1_VARIANTS,
     RESNET_VARIANTS,
 )
-from reproductions.efficientnet.model import (
-    B0_STAGES,
-    BN_EPS,
-    BN_MOMENTUM,
-    SE_RATIO,
-    SURVIVAL_PROB,
-    EfficientNet,
-    SqueezeExcitation,
-    drop_connect,
-    round_filters,
-    round_repeats,
-)
-from reproductions.nas_fpn.mobilenet import INVERTED_RESIDUALS
 
 
 class Routing(nn.Module):
@@ -175,7 +177,7 @@ def efficientnet_condconv(
         )
     row = EFFICIENTNET_VARIANTS[variant]
     dropout = row.dropout if dropout is None else dropout
-    model = EfficientNet(width=1.0, depth=row.depth, dropout=dropout, num_classes=num_classes)
+    model = MBConvNet(width=1.0, depth=row.depth, dropout=dropout, num_classes=num_classes)
     if row.experts:
         model.blocks = nn.Sequential(*_efficientnet_blocks(row.depth, row.experts, row.first_condconv_stage))
         model.reset_parameters()
@@ -184,8 +186,6 @@ def efficientnet_condconv(
 
 def _efficientnet_blocks(depth: float, experts: int, first_cc: int) -> list[nn.Module]:
     """EfficientNet-B0's blocks (Table 1 of 1905.11946) with stages ``first_cc``.. as CondMBConv."""
-    from reproductions.efficientnet.model import MBConv
-
     rows = [(s, round_repeats(s.repeats, depth)) for s in B0_STAGES]
     total, blocks = sum(r for _, r in rows), []
     for index, (stage, repeats) in enumerate(rows):
@@ -451,10 +451,10 @@ class InvertedResidualNet(nn.Module):
         return self.classifier(self.dropout(x.mean(dim=(2, 3))))  # -> (N, num_classes)
 
 
-# family -> (rows, activation). MobileNetV2: Table 2 of arXiv 1801.04381 (the NAS-FPN backbone's table), 3x3
+# family -> (rows, activation). MobileNetV2: Table 2 of arXiv 1801.04381 (:data:`nets.specs.MOBILENETV2_ROWS`), 3x3
 # depthwise kernels, no squeeze-excite, ReLU6. MnasNet-A1: ReLU, squeeze-excite in three rows.
 INVERTED_RESIDUAL_FAMILIES = {
-    "mobilenetv2": (tuple((t, c, n, s, 3, 0.0) for t, c, n, s in INVERTED_RESIDUALS), nn.ReLU6),
+    "mobilenetv2": (tuple((t, c, n, s, 3, 0.0) for t, c, n, s in MOBILENETV2_ROWS), nn.ReLU6),
     "mnasnet-a1": (MNASNET_A1_ROWS, nn.ReLU),
 }
 
@@ -476,8 +476,6 @@ class CondBottleneck(nn.Module):
 
     def __init__(self, in_channels: int, width: int, stride: int, num_experts: int) -> None:
         super().__init__()
-        from reproductions.attention_augmented.resnet import BOTTLENECK_EXPANSION, conv_bn
-
         out_channels, n = width * BOTTLENECK_EXPANSION, num_experts
         self.routing = Routing(in_channels, n)
         self.conv1 = ConvBNAct(in_channels, width, 1, n, act=nn.ReLU(inplace=True))
@@ -496,10 +494,8 @@ class CondBottleneck(nn.Module):
 
 
 def resnet_condconv(variant: str, num_classes: int = 1000, dropout: float | None = None) -> nn.Module:
-    """ResNet-50 of :mod:`reproductions.attention_augmented.resnet`, its last ``condconv_stages`` stages and its
-    classifier as CondConv (``experts = 0``: the plain ResNet-50)."""
-    from reproductions.attention_augmented.resnet import BOTTLENECK_EXPANSION, STAGE_WIDTHS, resnet
-
+    """ResNet-50 of :mod:`nets.resnet`, its last ``condconv_stages`` stages and its classifier as CondConv
+    (``experts = 0``: the plain ResNet-50)."""
     row = RESNET_VARIANTS[variant]
     model = resnet(row.depth, num_classes)
     if not row.experts:

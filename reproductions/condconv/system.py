@@ -2,28 +2,33 @@
 
 The EfficientNet-CondConv models were trained by the authors with the EfficientNet TPU code (tensorflow/tpu,
 models/official/efficientnet: ``main.py --model_name=efficientnet-condconv-b0-8e``), so the defaults here are that
-code's recipe, as :mod:`reproductions.efficientnet.system` documents it: RMSProp (decay 0.9, momentum 0.9, epsilon
+code's recipe, as the EfficientNet reproduction documents it: RMSProp (decay 0.9, momentum 0.9, epsilon
 1e-3), lr 0.256 at batch 4096 with 5 warm-up epochs then x0.97 every 2.4 epochs, L2 1e-5 on non-BN parameters, label
 smoothing 0.1, EMA 0.9999, BN momentum 0.99; classifier dropout from the model row (0.25 for EfficientNet-CondConv).
-The loop itself (steps, metrics, optimizer, EMA) is :class:`~reproductions.mobilenetv3.system.MobileNetV3System`'s;
-only the model and these defaults differ.
+The loop itself (steps, metrics, optimizer, EMA) is :class:`nets.systems.tpu_classifier.TPUClassifierSteps`, the one
+EfficientNet's and MobileNetV3's classifiers use; only the model and these defaults differ.
 """
 
 from __future__ import annotations
 
+import pytorch_lightning as pl
+import torch
 from torch import nn
 
 from harness.registry import model_variant
+from nets.layers import set_bn
+from nets.systems.tpu_classifier import TPUClassifierSteps
+from nets.weights import load_state
 from reproductions.condconv.model import build
 from reproductions.condconv.variants import ALL_VARIANTS
-from reproductions.mobilenetv3.system import MobileNetV3System
+from tasks.imagenet.metric import accuracy_metrics
 
 
 def check_model(model: str) -> str:
     return model_variant(model, ALL_VARIANTS, "CondConv")
 
 
-class CondConvSystem(MobileNetV3System):
+class CondConvSystem(TPUClassifierSteps, pl.LightningModule):
     """CondConv / baseline classifiers with the EfficientNet TPU recipe (see the module docstring)."""
 
     def __init__(
@@ -46,12 +51,18 @@ class CondConvSystem(MobileNetV3System):
         ema_decay: float = 0.9999,
         checkpoint: str | None = None,
     ) -> None:
-        """``dropout=None`` takes the model row's classifier dropout; the other arguments are MobileNetV3System's."""
-        super().__init__(
-            model, num_classes, image_size, dropout, bn_momentum, lr, lr_batch_size, rmsprop_decay, momentum, eps,
-            weight_decay, warmup_epochs, lr_decay_epochs, lr_decay_factor, label_smoothing, ema_decay, checkpoint,
-        )  # fmt: skip
+        """``dropout=None`` takes the model row's classifier dropout; ``lr`` is the rate at a global batch of
+        ``lr_batch_size`` images; ``bn_momentum`` is PyTorch's (0.01 = TF's 0.99); ``ema_decay=0`` trains without
+        weight averaging; ``checkpoint`` loads weights for evaluation."""
+        super().__init__()
+        self.save_hyperparameters()
+        self.model = build(check_model(model), num_classes, dropout)
+        set_bn(self.model, bn_momentum)
+        if checkpoint is not None:
+            load_state(self.model, checkpoint)
+        self.val_metrics = accuracy_metrics(num_classes, prefix="val/")
+        self.image_size = image_size
+        self.test_metrics = nn.ModuleList()  # one collection per test dataloader, made in on_test_start
 
-    def build_model(self) -> nn.Module:
-        hp = self.hparams
-        return build(check_model(hp.model), hp.num_classes, hp.dropout)
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.model(images)  # (N, 3, H, W) -> (N, num_classes) logits

@@ -10,7 +10,7 @@ authors' released code (tensorflow/tpu, models/official/efficientnet, ``main.py`
   (``tf.train.exponential_decay(..., staircase=True)``), so warm-up ends at 0.97**2 of the peak;
 - ``tf.train.RMSPropOptimizer(lr, decay=0.9, momentum=0.9, epsilon=1e-3)``: epsilon sits inside the square root,
   the mean-square accumulator starts at 1 and the learning rate multiplies the gradient before the momentum
-  buffer; torch's RMSprop differs in all three, so :class:`RMSpropTF` implements the TF update;
+  buffer; torch's RMSprop differs in all three, so :class:`nets.optim.RMSpropTF` implements the TF update;
 - weight decay as an L2 term ``1e-5 * sum(||w||^2 / 2)`` added to the loss for every trainable variable except
   batch-norm ones (conv kernels, SE and classifier biases included); its gradient ``1e-5 * w`` is added to the
   gradient before RMSProp, exactly what the optimizer's ``weight_decay`` on the non-BN parameter group does;
@@ -22,25 +22,25 @@ Fine-tuning (Table 5, Section 5.3): ``init_checkpoint`` starts from ImageNet-tra
 initialised classifier for the target dataset's classes, as GPipe (Huang et al., arXiv 1811.06965, Section 4) whose
 settings the paper borrows describes; see :func:`load_pretrained` and the ``configs/full-<dataset>.yaml`` files.
 
-Batches are ``(images, labels)``: float ``(N, 3, H, W)`` images and long ``(N,)`` class indices.
+The optimiser, schedule and moving average are :class:`nets.systems.tpu_classifier.TPUClassifierSteps`, the loop
+MobileNetV3 and CondConv share. Batches are ``(images, labels)``: float ``(N, 3, H, W)`` images and long ``(N,)`` class
+indices.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytorch_lightning as pl
 import torch
-from pytorch_lightning.callbacks import Callback, WeightAveraging
 from torch import nn
 
 from harness.errors import HarnessError
 from harness.registry import model_variant
+from nets.systems.tpu_classifier import TPUClassifierSteps
+from nets.weights import load_state, read_state
 from reproductions.efficientnet.model import BN_MOMENTUM, SURVIVAL_PROB, VARIANTS, efficientnet
 from tasks.imagenet.metric import accuracy_metrics
-from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
 
 MODEL_PREFIX = "efficientnet-"
 
@@ -50,106 +50,7 @@ def parse_variant(model: str) -> str:
     return model_variant(model, VARIANTS, "EfficientNet", MODEL_PREFIX)
 
 
-def learning_rate(
-    step: int,
-    steps_per_epoch: float,
-    peak_lr: float,
-    warmup_epochs: float = 5.0,
-    decay_epochs: float = 2.4,
-    decay_factor: float = 0.97,
-) -> float:
-    """Official schedule (utils.build_learning_rate, 'exponential'): linear warm-up, then staircase decay."""
-    warmup_steps = int(warmup_epochs * steps_per_epoch)
-    if step < warmup_steps:
-        return peak_lr * step / warmup_steps
-    return peak_lr * decay_factor ** math.floor(step / (decay_epochs * steps_per_epoch))
-
-
-def tf_ema_avg_fn(decay: float) -> Callable[[torch.Tensor, torch.Tensor, torch.Tensor | int], torch.Tensor]:
-    """``AveragedModel`` update of ``tf.train.ExponentialMovingAverage(decay, num_updates=global_step)``."""
-
-    def update(averaged: torch.Tensor, current: torch.Tensor, num_updates: torch.Tensor | int) -> torch.Tensor:
-        if not averaged.is_floating_point():  # integer buffers (BN's num_batches_tracked) are copied
-            return current
-        d = min(decay, (1.0 + float(num_updates)) / (10.0 + float(num_updates)))
-        return averaged + (1.0 - d) * (current - averaged)
-
-    return update
-
-
-class RMSpropTF(torch.optim.Optimizer):
-    """TF-1 ``RMSPropOptimizer``: ms <- a ms + (1-a) g^2; mom <- m mom + lr g / sqrt(ms + eps); w <- w - mom.
-
-    ``ms`` starts at 1 (TF's ``ones_initializer``), ``mom`` at 0. ``weight_decay`` adds ``wd * w`` to the
-    gradient first, i.e. the gradient of an L2 loss ``wd * ||w||^2 / 2``.
-    """
-
-    def __init__(
-        self,
-        params: Iterable[torch.Tensor] | Iterable[dict],
-        lr: float = 0.256,
-        alpha: float = 0.9,
-        momentum: float = 0.9,
-        eps: float = 1e-3,
-        weight_decay: float = 0.0,
-    ) -> None:
-        super().__init__(params, dict(lr=lr, alpha=alpha, momentum=momentum, eps=eps, weight_decay=weight_decay))
-
-    @torch.no_grad()
-    def step(self, closure: Callable[[], torch.Tensor] | None = None) -> torch.Tensor | None:
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = p.grad.add(p, alpha=group["weight_decay"]) if group["weight_decay"] else p.grad
-                state = self.state[p]
-                if not state:
-                    state["ms"] = torch.ones_like(p)
-                    state["mom"] = torch.zeros_like(p)
-                ms, mom = state["ms"], state["mom"]
-                ms.mul_(group["alpha"]).addcmul_(grad, grad, value=1.0 - group["alpha"])
-                mom.mul_(group["momentum"]).addcdiv_(grad, ms.add(group["eps"]).sqrt_(), value=group["lr"])
-                p.sub_(mom)
-        return loss
-
-
 CLASSIFIER_KEYS = ("classifier.weight", "classifier.bias")  # the final fully connected layer of model.py
-
-
-def read_weights(path: str | Path) -> dict[str, torch.Tensor]:
-    """A state dict read safely: ``.safetensors``, or a torch file read with ``weights_only=True``.
-
-    Accepts this model's own keys, or a Lightning checkpoint of :class:`EfficientNetSystem` (keys ``model.*``
-    under ``state_dict``, which hold the EMA weights when training used them); returns the model's keys.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise HarnessError(f"{path}: weights file not found")
-    try:
-        if path.suffix == ".safetensors":
-            from safetensors.torch import load_file
-
-            state = load_file(str(path))
-        else:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # a corrupt or unsafe file is named, not hidden behind a traceback
-        raise HarnessError(f"{path}: cannot read weights: {exc}") from exc
-    state = state.get("state_dict", state)
-    if state and all(key.startswith("model.") for key in state):
-        state = {key.removeprefix("model."): value for key, value in state.items()}
-    return state
-
-
-def load_weights(model: nn.Module, path: str | Path) -> None:
-    """Load every weight of ``model`` from ``path`` (see :func:`read_weights`), for evaluation."""
-    try:
-        model.load_state_dict(read_weights(path))
-    except RuntimeError as exc:
-        raise HarnessError(f"{path}: weights do not fit the model: {exc}") from exc
 
 
 def load_pretrained(model: nn.Module, path: str | Path) -> None:
@@ -165,7 +66,7 @@ def load_pretrained(model: nn.Module, path: str | Path) -> None:
             f"{path}: init_checkpoint not found; it must hold ImageNet-trained weights of this EfficientNet variant "
             "(a .safetensors file, a state dict or a Lightning checkpoint of EfficientNetSystem)"
         )
-    state = {key: value for key, value in read_weights(path).items() if key not in CLASSIFIER_KEYS}
+    state = {key: value for key, value in read_state(path).items() if key not in CLASSIFIER_KEYS}
     expected = {key for key in model.state_dict() if key not in CLASSIFIER_KEYS}
     missing = [key for key in model.state_dict() if key in expected and key not in state]
     unexpected = [key for key in state if key not in expected]
@@ -181,7 +82,7 @@ def load_pretrained(model: nn.Module, path: str | Path) -> None:
         raise HarnessError(f"{path}: pretrained weights do not fit the model outside its classifier: {exc}") from exc
 
 
-class EfficientNetSystem(ClassifierSteps, pl.LightningModule):
+class EfficientNetSystem(TPUClassifierSteps, pl.LightningModule):
     """EfficientNet-B0..B7 trained and evaluated on ImageNet-format batches with the official recipe."""
 
     def __init__(
@@ -210,8 +111,9 @@ class EfficientNetSystem(ClassifierSteps, pl.LightningModule):
 
         ``image_size`` is the resolution the data must arrive at (the variant's own by default; smaller for the
         smoke tier). ``bn_momentum`` is PyTorch's (0.01 = TF's 0.99). ``ema_decay=0`` trains without weight
-        averaging. ``checkpoint`` loads all weights for evaluation (see :func:`load_weights`); ``init_checkpoint``
-        loads ImageNet-trained weights to fine-tune from, all but the classifier (see :func:`load_pretrained`).
+        averaging. ``checkpoint`` loads all weights for evaluation (:func:`nets.weights.load_state`);
+        ``init_checkpoint`` loads ImageNet-trained weights to fine-tune from, all but the classifier (see
+        :func:`load_pretrained`).
         """
         super().__init__()
         self.save_hyperparameters()
@@ -226,7 +128,7 @@ class EfficientNetSystem(ClassifierSteps, pl.LightningModule):
             self.variant, num_classes, dropout=dropout, survival_prob=survival_prob, bn_momentum=bn_momentum
         )
         if checkpoint is not None:
-            load_weights(self.model, checkpoint)
+            load_state(self.model, checkpoint)
         if init_checkpoint is not None:
             load_pretrained(self.model, init_checkpoint)
         self.val_metrics = accuracy_metrics(num_classes, prefix="val/")
@@ -234,27 +136,3 @@ class EfficientNetSystem(ClassifierSteps, pl.LightningModule):
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         return self.model(images)  # (N, 3, H, W) -> (N, num_classes) logits
-
-    def configure_optimizers(self) -> dict:
-        hp = self.hparams
-        steps_per_epoch, batch = global_batch(self.trainer)
-        peak_lr = hp.lr * batch / hp.lr_batch_size
-        optimizer = RMSpropTF(
-            l2_param_groups(self.model, hp.weight_decay),
-            lr=peak_lr,
-            alpha=hp.rmsprop_decay,
-            momentum=hp.momentum,
-            eps=hp.eps,
-        )
-
-        def factor(step: int) -> float:
-            return learning_rate(step, steps_per_epoch, 1.0, hp.warmup_epochs, hp.lr_decay_epochs, hp.lr_decay_factor)
-
-        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
-
-    def configure_callbacks(self) -> list[Callback]:
-        """The EMA of weights and BN statistics; validation runs on it and it replaces the weights after fit."""
-        if not self.hparams.ema_decay:
-            return []
-        return [WeightAveraging(avg_fn=tf_ema_avg_fn(self.hparams.ema_decay), use_buffers=True)]

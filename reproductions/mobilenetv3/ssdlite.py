@@ -44,6 +44,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from nets.retinanet import box_iou, decode_boxes, encode_boxes, focal_loss, huber_loss
 from reproductions.mobilenetv3.model import Bneck, _blocks
 from reproductions.mobilenetv3.variants import (
     ARCHITECTURES,
@@ -53,7 +54,6 @@ from reproductions.mobilenetv3.variants import (
     DETECTION_REDUCED_BLOCKS,
     reduce_for_detection,
 )
-from reproductions.nas_fpn.retinanet import box_iou, decode_boxes, encode_boxes, focal_loss, huber_loss
 
 EXTRA_DEPTHS = (512, 256, 256, 128)  # 'layer_depth' of the four layers after C4 and C5
 MIN_DEPTH = 16

@@ -12,7 +12,8 @@ batch normalisation with average decay 0.99. How this reads in code:
   training after 3 epochs); the paper gives no epoch count, no warm-up, no label smoothing and no RMSProp epsilon,
   and the authors' README says "TODO: Add V3 hyperparameters". Defaults here: no warm-up, no label smoothing, and
   the TF-1 RMSProp of the EfficientNet/MnasNet TPU code (decay 0.9, epsilon 1e-3 inside the square root, mean-square
-  accumulator starting at 1), reused from :mod:`reproductions.efficientnet.system`;
+  accumulator starting at 1): :class:`nets.optim.RMSpropTF`, in the loop EfficientNet and CondConv share
+  (:class:`nets.systems.tpu_classifier.TPUClassifierSteps`);
 - "dropout of 0.8" is TF's keep probability (slim ``training_scope(dropout_keep_prob=0.8)``): rate 0.2;
 - the learning rate scales linearly with the global batch (0.1 x batch / 4096), as the efficientnet system does;
 - L2 weight decay as the gradient term ``1e-5 * w`` on every parameter but batch-norm ones;
@@ -30,19 +31,19 @@ from pathlib import Path
 import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
-from pytorch_lightning.callbacks import Callback, WeightAveraging
 from torch import nn
 
 from harness.errors import HarnessError
 from harness.registry import model_variant
-from reproductions.attention_augmented.system import load_state
-from reproductions.efficientnet.system import RMSpropTF, learning_rate, load_weights, tf_ema_avg_fn
+from nets.layers import set_bn
+from nets.systems.tpu_classifier import TPUClassifierSteps
+from nets.weights import load_state
 from reproductions.mobilenetv3.model import BN_MOMENTUM, DROPOUT, VARIANTS, lraspp, mobilenetv3
 from reproductions.mobilenetv3.ssdlite import generate_anchors, match_anchors, postprocess, ssd_loss, ssdlite
 from reproductions.mobilenetv3.variants import CITYSCAPES_CLASSES, DET_VARIANTS, SEG_VARIANTS
 from tasks.coco.steps import CocoTestSteps, to_image_pixels
 from tasks.imagenet.metric import accuracy_metrics
-from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
+from tasks.imagenet.steps import global_batch
 
 MODEL_PREFIX = "mobilenetv3-"
 
@@ -52,13 +53,7 @@ def parse_variant(model: str) -> str:
     return model_variant(model, VARIANTS, "MobileNetV3 classification", MODEL_PREFIX)
 
 
-def set_bn_momentum(module: nn.Module, momentum: float) -> None:
-    for m in module.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.momentum = momentum
-
-
-class MobileNetV3System(ClassifierSteps, pl.LightningModule):
+class MobileNetV3System(TPUClassifierSteps, pl.LightningModule):
     """MobileNetV3 classifiers trained and evaluated on ImageNet-format batches with the Section 6.1 recipe."""
 
     def __init__(
@@ -88,43 +83,16 @@ class MobileNetV3System(ClassifierSteps, pl.LightningModule):
         """
         super().__init__()
         self.save_hyperparameters()
-        self.model = self.build_model()
-        set_bn_momentum(self.model, bn_momentum)
+        self.model = mobilenetv3(parse_variant(model), num_classes, dropout=dropout)
+        set_bn(self.model, bn_momentum)
         if checkpoint is not None:
-            load_weights(self.model, checkpoint)
+            load_state(self.model, checkpoint)
         self.val_metrics = accuracy_metrics(num_classes, prefix="val/")
         self.image_size = image_size
         self.test_metrics = nn.ModuleList()  # one collection per test dataloader, made in on_test_start
 
-    def build_model(self) -> nn.Module:
-        hp = self.hparams
-        return mobilenetv3(parse_variant(hp.model), hp.num_classes, dropout=hp.dropout)
-
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         return self.model(images)  # (N, 3, H, W) -> (N, num_classes) logits
-
-    def configure_optimizers(self) -> dict:
-        hp = self.hparams
-        steps_per_epoch, batch = global_batch(self.trainer)
-        optimizer = RMSpropTF(
-            l2_param_groups(self.model, hp.weight_decay),
-            lr=hp.lr * batch / hp.lr_batch_size,
-            alpha=hp.rmsprop_decay,
-            momentum=hp.momentum,
-            eps=hp.eps,
-        )
-
-        def factor(step: int) -> float:
-            return learning_rate(step, steps_per_epoch, 1.0, hp.warmup_epochs, hp.lr_decay_epochs, hp.lr_decay_factor)
-
-        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
-        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
-
-    def configure_callbacks(self) -> list[Callback]:
-        """The EMA of weights and BN statistics; validation runs on it and it replaces the weights after fit."""
-        if not self.hparams.ema_decay:
-            return []
-        return [WeightAveraging(avg_fn=tf_ema_avg_fn(self.hparams.ema_decay), use_buffers=True)]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -236,7 +204,7 @@ class SSDLiteSystem(CocoTestSteps, pl.LightningModule):
         super().__init__()
         self.save_hyperparameters()
         self.model = ssdlite(parse_detector(model), num_classes)
-        set_bn_momentum(self.model, bn_momentum)
+        set_bn(self.model, bn_momentum)
         if checkpoint is not None:
             load_state(self.model, checkpoint)
         self.register_buffer("anchors", generate_anchors((image_size, image_size)), persistent=False)
@@ -422,8 +390,8 @@ class LRASPPSystem(pl.LightningModule):
         self.save_hyperparameters()
         variant = parse_segmenter(model)
         self.model = lraspp(variant, num_classes)
-        set_bn_momentum(self.model, bn_momentum)
-        set_bn_momentum(self.model.cbr, head_bn_momentum)
+        set_bn(self.model, bn_momentum)
+        set_bn(self.model.cbr, head_bn_momentum)
         if checkpoint is not None:
             load_state(self.model, checkpoint)
         row = SEG_VARIANTS[variant]

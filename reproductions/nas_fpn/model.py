@@ -18,6 +18,9 @@ follows the authors' code (tensorflow/tpu models/official/detection/modeling/arc
 NAS-FPNLite (Section 4.4): MobileNetV2 backbone, separable 3x3 convolutions in the pyramid network and the
 RetinaNet heads, small ``D``. The paper's text on NAS-FPNLite's heads and input size was not read; the registered
 models use 320 px inputs and separable heads of ``D`` channels (see README.md).
+
+The RetinaNet, its FPN baseline and both backbones are the shared library's (:mod:`nets.retinanet`, :mod:`nets.resnet`,
+:mod:`nets.mobilenetv2`); the cell and the pyramid network of stacked cells are this paper's.
 """
 
 from __future__ import annotations
@@ -28,10 +31,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from reproductions.attention_augmented.resnet import resnet
-from reproductions.nas_fpn.mobilenet import MobileNetV2
-from reproductions.nas_fpn.retinanet import FPN, RetinaNet, conv3x3
-from reproductions.nas_fpn.variants import DETECTORS, MAX_LEVEL, MIN_LEVEL, NASFPN_BLOCK_SPECS, NUM_CLASSES, Detector
+from nets.mobilenetv2 import MobileNetV2
+from nets.resnet import resnet
+from nets.retinanet import FPN, MAX_LEVEL, MIN_LEVEL, RetinaNet, conv3x3
+from reproductions.nas_fpn.variants import DETECTORS, NASFPN_BLOCK_SPECS, NUM_CLASSES, Detector
 
 NUM_LEVELS = MAX_LEVEL - MIN_LEVEL + 1
 

@@ -25,7 +25,6 @@ NASFPN_BLOCK_SPECS: tuple[tuple[int, str, tuple[int, int], bool], ...] = (
     (7, "attention", (6, 9), True),  # GP(node6, node9) -> P7 output
     (6, "attention", (9, 10), True),  # GP(node9, node10) -> P6 output
 )
-MIN_LEVEL, MAX_LEVEL = 3, 7
 
 
 @dataclass(frozen=True)
@@ -52,14 +51,5 @@ DETECTORS: dict[str, Detector] = {
     "nasfpnlite-mobilenetv2-7x64-320": Detector("mobilenetv2", "nasfpn", 7, 64, 320, separable=True),
 }
 
-# RetinaNet settings of the official detection code (configs/detection_config.py, configs/retinanet_config.py).
+# The RetinaNet's anchors, matching and losses are the official detection code's (nets.retinanet).
 NUM_CLASSES = 91  # COCO category ids 1..90 plus the unused index 0, as the official code counts them
-NUM_SCALES = 3
-ASPECT_RATIOS = (1.0, 2.0, 0.5)
-ANCHOR_SIZE = 4.0
-FOCAL_ALPHA = 0.25
-FOCAL_GAMMA = 1.5
-HUBER_DELTA = 0.1
-BOX_LOSS_WEIGHT = 50.0
-MATCH_THRESHOLD = 0.5
-UNMATCHED_THRESHOLD = 0.5

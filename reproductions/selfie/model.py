@@ -26,8 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from reproductions.attention_augmented.resnet import ResNet
-from reproductions.attention_augmented.variants import RESNETS
+from nets.resnet import ResNet
+from nets.specs import RESNETS
 from reproductions.selfie.variants import NETWORKS, PRETEXT, Network, Pretext
 
 PATCH_STAGES = 3  # conv2_x, conv3_x, conv4_x

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness.errors import HarnessError
-from reproductions.attention_augmented.system import load_state
+from nets.weights import load_state
 from reproductions.selfie.model import SelfieNet, build, selfie_loss
 from reproductions.selfie.variants import NETWORKS
 from tasks.imagenet.metric import accuracy_metrics

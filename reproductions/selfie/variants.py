@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Network:
-    depth: int  # ResNet depth (variants of reproductions.attention_augmented.variants.RESNETS)
+    depth: int  # ResNet depth (a key of nets.specs.RESNETS)
     stem: str  # "imagenet" (7x7/2 + max pool) or "cifar" (3x3/1)
     image_size: int
     selfie: bool

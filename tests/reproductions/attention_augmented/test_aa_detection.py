@@ -12,9 +12,9 @@ import torch
 
 from harness.errors import HarnessError
 from harness.profile import count_macs
+from nets.retinanet import generate_anchors
 from reproductions.attention_augmented.detection import AARetinaNetSystem, load_backbone, parse_detector
 from reproductions.attention_augmented.model import AugmentedConv2d, aa_resnet, build_detector
-from reproductions.nas_fpn.retinanet import generate_anchors
 
 # Our counts (golden): parameters and FlopCounterMode multiply-adds at 640 x 640, batch 1, 91-class heads.
 GOLDEN = {

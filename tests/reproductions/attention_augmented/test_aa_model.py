@@ -8,6 +8,8 @@ import pytest
 import torch
 
 from harness.profile import count_macs
+from nets.resnet import ResNet, resnet
+from nets.specs import RESNETS
 from reproductions.attention_augmented.model import (
     AugmentedConv2d,
     AugmentedConvFactory,
@@ -18,8 +20,7 @@ from reproductions.attention_augmented.model import (
     relative_logits,
     relative_offsets_table,
 )
-from reproductions.attention_augmented.resnet import ResNet, resnet
-from reproductions.attention_augmented.variants import AUGMENTATION, RESNETS, Augmentation
+from reproductions.attention_augmented.variants import AUGMENTATION, Augmentation
 
 # Our counts (golden): parameters and FlopCounterMode multiply-adds at 224 px, batch 1.
 GOLDEN = {

@@ -9,16 +9,8 @@ import torch
 from torch import nn
 
 from harness.profile import count_macs
-from reproductions.efficientnet.model import (
-    VARIANTS,
-    MBConv,
-    Variant,
-    drop_connect,
-    efficientnet,
-    eval_crop_fraction,
-    round_filters,
-    round_repeats,
-)
+from nets.mbconv import MBConv, drop_connect, round_filters, round_repeats
+from reproductions.efficientnet.model import VARIANTS, Variant, efficientnet, eval_crop_fraction
 
 # Trainable parameters of the official TF models (equal to torchvision's published counts for these models).
 OFFICIAL_PARAMS = {

@@ -17,14 +17,7 @@ from harness.errors import HarnessError
 from harness.registry import load_object
 from harness.runner import load_config
 from reproductions.efficientnet.model import efficientnet
-from reproductions.efficientnet.system import (
-    EfficientNetSystem,
-    RMSpropTF,
-    learning_rate,
-    load_weights,
-    parse_variant,
-    tf_ema_avg_fn,
-)
+from reproductions.efficientnet.system import EfficientNetSystem, parse_variant
 from reproductions.efficientnet.variants import VARIANTS
 from tasks.imagenet.steps import l2_param_groups
 
@@ -60,41 +53,6 @@ def test_parse_variant():
     for bad in ("efficientnet-b9", "resnet-50", "b0"):
         with pytest.raises(HarnessError, match="efficientnet-b0"):
             parse_variant(bad)
-
-
-def test_learning_rate_warmup_then_staircase_decay():
-    spe, peak = 100.0, 0.256  # warm-up: 500 steps; decay: every 240 steps, counted from step 0
-    assert learning_rate(0, spe, peak) == 0.0
-    assert learning_rate(250, spe, peak) == pytest.approx(peak / 2)
-    assert learning_rate(499, spe, peak) == pytest.approx(peak * 499 / 500)
-    assert learning_rate(500, spe, peak) == pytest.approx(peak * 0.97**2)  # floor(500 / 240) = 2
-    assert learning_rate(719, spe, peak) == pytest.approx(peak * 0.97**2)
-    assert learning_rate(720, spe, peak) == pytest.approx(peak * 0.97**3)
-    assert learning_rate(350 * 100, spe, peak) == pytest.approx(peak * 0.97 ** math.floor(350 / 2.4))
-    assert learning_rate(10, spe, peak, warmup_epochs=0) == peak
-
-
-def test_rmsprop_tf_follows_the_tf_update():
-    w = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
-    opt = RMSpropTF([w], lr=0.1, alpha=0.9, momentum=0.9, eps=1e-3, weight_decay=0.5)
-    ms, mom, ref = torch.ones(2), torch.zeros(2), w.detach().clone()
-    for grad in (torch.tensor([0.3, -0.1]), torch.tensor([-0.2, 0.4])):
-        w.grad = grad.clone()
-        opt.step()
-        g = grad + 0.5 * ref  # L2 term wd * ||w||^2 / 2
-        ms = 0.9 * ms + 0.1 * g * g
-        mom = 0.9 * mom + 0.1 * g / torch.sqrt(ms + 1e-3)
-        ref = ref - mom
-        assert torch.allclose(w.detach(), ref)
-
-
-def test_tf_ema_ramps_the_decay_with_the_update_count():
-    update = tf_ema_avg_fn(0.9999)
-    avg, cur = torch.zeros(1), torch.ones(1)
-    assert update(avg, cur, 0).item() == pytest.approx(1 - 1 / 10)  # decay (1 + 0) / (10 + 0) = 0.1
-    assert update(avg, cur, 10**6).item() == pytest.approx(1e-4)  # capped at 0.9999
-    count = torch.tensor(5)
-    assert torch.equal(update(count, torch.tensor(7), 3), torch.tensor(7))  # integer buffers are copied
 
 
 def test_weight_decay_spares_batchnorm_only():
@@ -157,15 +115,6 @@ def test_load_weights(tmp_path, kind):
         torch.save(payload, path)
     system = _system(checkpoint=str(path))
     assert all(torch.equal(v, system.model.state_dict()[k]) for k, v in state.items())
-
-
-def test_load_weights_errors_name_the_file(tmp_path):
-    with pytest.raises(HarnessError, match="not found"):
-        load_weights(efficientnet("b0", num_classes=10), tmp_path / "missing.pt")
-    path = tmp_path / "other.pt"
-    torch.save(efficientnet("b0", num_classes=5).state_dict(), path)
-    with pytest.raises(HarnessError, match="other.pt"):
-        load_weights(efficientnet("b0", num_classes=10), path)
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)

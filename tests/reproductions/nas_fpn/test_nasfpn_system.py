@@ -13,7 +13,8 @@ import torch
 from harness.errors import HarnessError
 from harness.registry import load_object
 from harness.runner import load_config
-from reproductions.nas_fpn.system import RetinaNetSystem, parse_model, resize_and_pad
+from nets.systems.retinanet import resize_and_pad
+from reproductions.nas_fpn.system import RetinaNetSystem, parse_model
 
 CONFIGS = Path(__file__).resolve().parents[3] / "reproductions" / "nas_fpn" / "configs"
 

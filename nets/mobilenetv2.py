@@ -1,8 +1,9 @@
 """MobileNetV2 (Sandler et al., "MobileNetV2: Inverted Residuals and Linear Bottlenecks", arXiv 1801.04381),
-the mobile backbone of NAS-FPNLite.
+the mobile detection backbone of NAS-FPNLite.
 
-Table 2 of that paper as ``(t, c, n, s)`` rows (expansion, output channels, repeats, stride of the first),
-a 3x3/2 stem to 32 channels and a 1x1 head to 1280 channels, ReLU6, BatchNorm after every convolution.
+Table 2 of that paper as ``(t, c, n, s)`` rows (:data:`nets.specs.MOBILENETV2_ROWS`: expansion, output channels,
+repeats, stride of the first), a 3x3/2 stem to 32 channels and a 1x1 head to 1280 channels, ReLU6, BatchNorm after
+every convolution.
 :meth:`MobileNetV2.features` returns the feature maps at strides 8, 16 and 32 used as C3, C4, C5: the output of
 the last 32-channel block, of the last 96-channel block, and of the 1x1 head conv (1280 channels), the
 end points SSDLite and the TF detection code take from MobileNetV2.
@@ -13,16 +14,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-# (t, c, n, s): Table 2 of arXiv 1801.04381.
-INVERTED_RESIDUALS: tuple[tuple[int, int, int, int], ...] = (
-    (1, 16, 1, 1),
-    (6, 24, 2, 2),
-    (6, 32, 3, 2),
-    (6, 64, 4, 2),
-    (6, 96, 3, 1),
-    (6, 160, 3, 2),
-    (6, 320, 1, 1),
-)
+from nets.specs import MOBILENETV2_ROWS
+
 STEM, HEAD = 32, 1280
 C3_ROW, C4_ROW = 2, 4  # rows whose last block ends at stride 8 (32 ch) and stride 16 (96 ch)
 
@@ -62,13 +55,13 @@ class MobileNetV2(nn.Module):
         super().__init__()
         self.stem = conv_bn_relu6(3, STEM, 3, 2)
         rows, in_channels = [], STEM
-        for t, c, n, s in INVERTED_RESIDUALS:
+        for t, c, n, s in MOBILENETV2_ROWS:
             blocks = [InvertedResidual(in_channels if i == 0 else c, c, s if i == 0 else 1, t) for i in range(n)]
             rows.append(nn.Sequential(*blocks))
             in_channels = c
         self.rows = nn.ModuleList(rows)
         self.head = conv_bn_relu6(in_channels, HEAD, 1)
-        self.out_channels = (INVERTED_RESIDUALS[C3_ROW][1], INVERTED_RESIDUALS[C4_ROW][1], HEAD)
+        self.out_channels = (MOBILENETV2_ROWS[C3_ROW][1], MOBILENETV2_ROWS[C4_ROW][1], HEAD)
         for m in self.modules():
             if isinstance(m, nn.Conv2d):
                 nn.init.kaiming_normal_(m.weight, mode="fan_out")

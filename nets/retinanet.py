@@ -1,7 +1,9 @@
-"""RetinaNet (Lin et al., "Focal Loss for Dense Object Detection", arXiv 1708.02002) as NAS-FPN's detector.
+"""RetinaNet (Lin et al., "Focal Loss for Dense Object Detection", arXiv 1708.02002): the detector of NAS-FPN and of
+Attention Augmentation's COCO table; SSDLite reuses its box IoU, box coder and losses.
 
-Everything follows the authors' TPU detection code (tensorflow/tpu models/official/detection), which NAS-FPN's
-experiments ran on:
+Everything follows the authors' TPU detection code (tensorflow/tpu models/official/detection), which the NAS-FPN and
+Attention Augmentation experiments ran on (its settings are the constants below, from ``configs/detection_config.py``
+and ``configs/retinanet_config.py``):
 
 - anchors (``dataloader/anchor.py``): on level ``l`` (stride ``2^l``) centred at ``(stride/2 + i*stride)``, sizes
   ``anchor_size * stride * 2^(s / num_scales)`` for ``s = 0, 1, 2`` and aspect ratios (w/h) 1, 2, 0.5 with
@@ -32,19 +34,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from reproductions.nas_fpn.variants import (
-    ANCHOR_SIZE,
-    ASPECT_RATIOS,
-    BOX_LOSS_WEIGHT,
-    FOCAL_ALPHA,
-    FOCAL_GAMMA,
-    HUBER_DELTA,
-    MATCH_THRESHOLD,
-    MAX_LEVEL,
-    MIN_LEVEL,
-    NUM_SCALES,
-)
-
+MIN_LEVEL, MAX_LEVEL = 3, 7  # pyramid levels P3..P7 (stride 8 .. 128)
+NUM_SCALES = 3
+ASPECT_RATIOS = (1.0, 2.0, 0.5)
+ANCHOR_SIZE = 4.0
+FOCAL_ALPHA = 0.25
+FOCAL_GAMMA = 1.5
+HUBER_DELTA = 0.1
+BOX_LOSS_WEIGHT = 50.0
+MATCH_THRESHOLD = 0.5
 PRIOR_PROBABILITY = 0.01
 
 

@@ -1,5 +1,6 @@
 """ResNet (He et al., "Deep Residual Learning for Image Recognition", arXiv 1512.03385), shared by the
-attention-augmented ResNets, the NAS-FPN RetinaNet backbone and Selfie's ResNet-50.
+attention-augmented ResNets, the RetinaNet backbones of NAS-FPN and Attention Augmentation, Selfie's ResNets and
+CondConv's ResNet-50. Block tables: :data:`nets.specs.RESNETS`.
 
 The layout is the one of the authors' TPU code (tensorflow/tpu models/official/resnet, ``resnet_model.py``),
 which the Google papers built on: "v1.5" bottlenecks that stride in the 3x3 convolution, a 1x1 projection
@@ -23,7 +24,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from reproductions.attention_augmented.variants import RESNETS, ResNetSpec
+from nets.specs import RESNETS, ResNetSpec
 
 SpatialConv = Callable[[int, int, int, int], nn.Module]
 STAGE_WIDTHS = (64, 128, 256, 512)

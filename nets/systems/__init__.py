@@ -1,0 +1,1 @@
+"""Training loops (LightningModule steps, optimisers, schedules) that several reproductions' systems share."""
