@@ -116,8 +116,6 @@ def write_debian_tree(root: Path, synsets: int = 60, articles: int = 30, fortune
     return root
 
 
-
-
 # Scoring example for debian-lm: 2 lines -> tokens "the cat <eos> sat <eos>", log-probabilities summing to
 # -2 * 5 = -10 nats, so nll = 2 and perplexity = e^2.
 EXAMPLE_LOG_PROBS = (("the", -1.0), ("cat", -3.0), ("<eos>", -0.5), ("sat", -4.0), ("<eos>", -1.5))
