@@ -96,6 +96,14 @@ def _task_folder(task_id: str) -> Path | None:
     return Path(spec.origin).parent if spec and spec.origin else None
 
 
+def _package_folder(name: str) -> Path | None:
+    """Where an importable package lives (None when it is not importable)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    return Path(spec.origin).parent if spec and spec.origin else None
+
+
 def _imports_nets(package: Path) -> bool:
     """Whether any module of a paper's package imports the shared building blocks (``nets``)."""
     pattern = re.compile(r"^\s*(from|import)\s+nets(\.|\s)", re.MULTILINE)
@@ -105,8 +113,9 @@ def _imports_nets(package: Path) -> bool:
 def paper_stage(repro: Any) -> dict[str, Any]:
     """One paper's stage: its code, the shared building blocks it imports (nets/) and its tasks' code as
     dependencies, its params section, a summary as output."""
-    shared = [ROOT / "nets"] if _imports_nets(repro.root) else []
-    folders = [repro.root, *shared, *(f for f in map(_task_folder, repro.tasks) if f is not None)]
+    shared = [_package_folder("nets")] if _imports_nets(repro.root) else []
+    tasks = map(_task_folder, repro.tasks)
+    folders = [repro.root, *(f for f in (*shared, *tasks) if f is not None)]
     deps = sorted({rel for rel in map(_relative, folders) if rel is not None})
     stage: dict[str, Any] = {"cmd": f"{PYTHON} scripts/pipeline.py stage {repro.id}"}
     if deps:
