@@ -33,14 +33,14 @@ if TYPE_CHECKING:
     from harness.claims import Claim
 
 DB_PATH = Path("results/harness.duckdb")
-STORE_VERSION = 2
+STORE_VERSION = 3  # 3: runs.parents
 
 RUN_COLUMNS = {
     "run_id": "VARCHAR", "paper": "VARCHAR", "model": "VARCHAR", "tier": "VARCHAR", "dataset": "VARCHAR",
     "split": "VARCHAR", "seed": "BIGINT", "status": "VARCHAR", "protocol": "VARCHAR",
     "started_at": "TIMESTAMP", "finished_at": "TIMESTAMP", "git_sha": "VARCHAR", "git_dirty": "BOOLEAN",
     "config_hash": "VARCHAR", "data_hash": "VARCHAR", "hardware": "JSON", "versions": "JSON", "config": "JSON",
-    "claim_ids": "VARCHAR[]", "artifacts": "JSON", "record": "JSON",
+    "claim_ids": "VARCHAR[]", "parents": "VARCHAR[]", "artifacts": "JSON", "record": "JSON",
 }  # fmt: skip
 METRIC_COLUMNS = {"run_id": "VARCHAR", "name": "VARCHAR", "value": "DOUBLE"}
 CLAIM_COLUMNS = {

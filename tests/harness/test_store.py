@@ -40,6 +40,18 @@ def test_ingest_builds_tables_and_is_idempotent(paths) -> None:
     assert dump() == first
 
 
+def test_a_chained_runs_parents_are_a_column(paths) -> None:
+    """The runs a later stage started from (``parents``) can be queried without decoding record JSON."""
+    runs, db = paths
+    parent = make_record(tier="smoke", run_id="toy-paper.toy-mlp.smoke.digits.test.s0.parent")
+    child = make_record(tier="smoke", run_id="toy-paper.toy-mlp.smoke.digits.test.s0.child", parents=[parent.run_id])
+    for record in (parent, child):
+        write_record(record, runs)
+    store.ingest(runs_dir=runs, db_path=db)
+    rows = table(db, "SELECT run_id, parents FROM runs ORDER BY run_id")
+    assert rows == [(child.run_id, [parent.run_id]), (parent.run_id, [])]
+
+
 def test_external_and_malformed_records(paths, tmp_path: Path) -> None:
     runs, db = paths
     elsewhere = tmp_path / "elsewhere"
@@ -141,7 +153,9 @@ def test_a_database_of_an_older_version_says_run_ingest(paths) -> None:
     con.execute("CREATE TABLE runs (run_id VARCHAR); CREATE TABLE meta AS SELECT 1 AS store_version")
     con.close()
     assert store.store_version(db) == 1
-    with pytest.raises(HarnessError, match=r"store version 1; this one reads 2\) .* run `harness ingest`"):
+    with pytest.raises(
+        HarnessError, match=rf"store version 1; this one reads {store.STORE_VERSION}\) .* run `harness ingest`"
+    ):
         store.read_report(db_path=db)
 
 
