@@ -83,25 +83,20 @@ def _relative(path: Path) -> str | None:
         return None
 
 
-def _task_folder(task_id: str) -> Path | None:
-    """The package folder of a registered task's scorer (its data module and metric live beside it)."""
-    import importlib.util
-
-    from harness import registry
-
-    task = registry.tasks().get(task_id)
-    if task is None:
-        return None
-    spec = importlib.util.find_spec(task.score.partition(":")[0])
-    return Path(spec.origin).parent if spec and spec.origin else None
-
-
-def _package_folder(name: str) -> Path | None:
-    """Where an importable package lives (None when it is not importable)."""
+def _module_folder(name: str) -> Path | None:
+    """The folder of an importable module (a package: its own folder); None when it is not importable."""
     import importlib.util
 
     spec = importlib.util.find_spec(name)
     return Path(spec.origin).parent if spec and spec.origin else None
+
+
+def _task_folder(task_id: str) -> Path | None:
+    """The package folder of a registered task's scorer (its data module and metric live beside it)."""
+    from harness import registry
+
+    task = registry.tasks().get(task_id)
+    return None if task is None else _module_folder(task.score.partition(":")[0])
 
 
 def _imports_nets(package: Path) -> bool:
@@ -113,7 +108,7 @@ def _imports_nets(package: Path) -> bool:
 def paper_stage(repro: Any) -> dict[str, Any]:
     """One paper's stage: its code, the shared building blocks it imports (nets/) and its tasks' code as
     dependencies, its params section, a summary as output."""
-    shared = [_package_folder("nets")] if _imports_nets(repro.root) else []
+    shared = [_module_folder("nets")] if _imports_nets(repro.root) else []
     tasks = map(_task_folder, repro.tasks)
     folders = [repro.root, *(f for f in (*shared, *tasks) if f is not None)]
     deps = sorted({rel for rel in map(_relative, folders) if rel is not None})
