@@ -21,19 +21,23 @@ METRIC_ALIASES = {"top1": "accuracy", "exact_match": "exact"}
 TOLERANCE = 1e-6  # relative: metrics are accumulated in float32, the scorers compute in float64
 
 
-def rescore_args(artifacts: Mapping[str, str], results_dir: Path) -> list[str]:
-    """The ``harness score`` arguments that re-score a record's predictions (paths resolved against
-    ``results_dir``, the folder holding ``runs/`` and ``artifacts/``); other artifacts (a checkpoint) are left out."""
+def artifact_paths(artifacts: Mapping[str, str], results_dir: Path) -> tuple[Any, dict[str, Path]]:
+    """The task that scores a record's predictions and its scorer's files by argument name (``references``,
+    ``predictions`` and any task options), resolved against ``results_dir``, the folder holding ``runs/`` and
+    ``artifacts/``; other artifacts (a checkpoint) are left out."""
     from harness import registry
 
     if "predictions" not in artifacts:
         raise HarnessError("the record's artifacts name no predictions (the run kept none)")
     task = registry.task(artifacts["task"])
-    args = [task.id]
-    for name in ("references", "predictions", *task.options):
-        if name in artifacts:
-            args += [f"--{name.replace('_', '-')}", str(Path(results_dir) / artifacts[name])]
-    return args
+    names = [name for name in ("references", "predictions", *task.options) if name in artifacts]
+    return task, {name: Path(results_dir) / artifacts[name] for name in names}
+
+
+def rescore_args(artifacts: Mapping[str, str], results_dir: Path) -> list[str]:
+    """The ``harness score`` arguments that re-score a record's predictions (see :func:`artifact_paths`)."""
+    task, paths = artifact_paths(artifacts, results_dir)
+    return [task.id, *(part for name, path in paths.items() for part in (f"--{name.replace('_', '-')}", str(path)))]
 
 
 def scorer_key(metric: str, scored: Mapping[str, Any]) -> str | None:
@@ -63,27 +67,26 @@ def _check_files(record: RunRecord, results_dir: Path) -> None:
             raise HarnessError(f"run {record.run_id}: its {name} {str(path)!r} are missing (artifacts.{name})")
     references = results_dir / artifacts["references"]
     expected = artifacts.get("references_sha256")
-    if expected and references_sha256(references) != expected:
+    if not expected:
+        return
+    actual = references_sha256(references)
+    if actual != expected:
         raise HarnessError(
             f"{references}: references changed since run {record.run_id} was scored "
-            f"(sha256 {references_sha256(references)}, the record says {expected})"
+            f"(sha256 {actual}, the record says {expected})"
         )
 
 
 def rescore(record_path: Path) -> list[dict[str, Any]]:
     """One row per metric of the record: ``{"metric", "recorded", "rescored", "agrees"}`` (``rescored`` None where
     the scorer gives no such key, e.g. a training-time metric)."""
-    from harness import registry
-
     record = read_record(record_path)
     if "predictions" not in record.artifacts:
         raise HarnessError(f"{record_path}: field 'artifacts': the run kept no predictions, nothing to re-score")
     results_dir = record_path.resolve().parent.parent
     _check_files(record, results_dir)
-    task_id, *rest = rescore_args(record.artifacts, results_dir)
-    paths = dict(zip((flag.removeprefix("--").replace("-", "_") for flag in rest[::2]), rest[1::2], strict=True))
-    references, predictions = Path(paths.pop("references")), Path(paths.pop("predictions"))
-    scored = registry.task(task_id).scorer()(references, predictions, **{k: Path(v) for k, v in paths.items()})
+    task, paths = artifact_paths(record.artifacts, results_dir)
+    scored = task.scorer()(paths.pop("references"), paths.pop("predictions"), **paths)
     return [_row(metric, value, scored) for metric, value in sorted(record.metrics.items())]
 
 
