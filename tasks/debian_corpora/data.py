@@ -27,7 +27,6 @@ file of :mod:`tasks.imagenet.subsets`), so it names both the corpus and the subs
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections import Counter
@@ -46,7 +45,7 @@ from tasks.debian_corpora.corpus import CLASSIFICATION_FILES, LM_FILES, folder_h
 from tasks.debian_corpora.score import EOS
 from tasks.debian_corpora.tokenize import UNK
 from tasks.imagenet.subsets import format_subset, write_list
-from tasks.text_classification.data import Example, ExampleDataset, collate, read_zhang_csv
+from tasks.text_classification.data import Example, example_loader, read_zhang_csv
 
 # --- language modelling ------------------------------------------------------------------------------------------
 
@@ -294,13 +293,8 @@ class DebianTextDataModule(pl.LightningDataModule):
         self.train_examples = [example for example in train if example.id in kept]
 
     def _loader(self, examples: Sequence[Example] | None, shuffle: bool) -> DataLoader:
-        if examples is None:
-            raise HarnessError("DebianTextDataModule: call setup() before asking for a dataloader")
-        return DataLoader(
-            ExampleDataset(examples), batch_size=self.hparams.batch_size, shuffle=shuffle,
-            num_workers=self.hparams.num_workers, persistent_workers=self.hparams.num_workers > 0,
-            collate_fn=functools.partial(collate, tokenizer=self.tokenizer),
-        )  # fmt: skip
+        hp = self.hparams
+        return example_loader(self, examples, hp.batch_size, hp.num_workers, self.tokenizer, shuffle)
 
     def train_dataloader(self) -> DataLoader:
         return self._loader(self.train_examples, shuffle=True)

@@ -172,6 +172,23 @@ def collate(items: Sequence[tuple[str, int]], tokenizer: Callable[[list[str]], A
     return (tokenizer(texts) if tokenizer is not None else texts), labels
 
 
+def example_loader(
+    owner: object, examples: Sequence[Example] | None, batch_size: int, num_workers: int, tokenizer: Any, shuffle: bool
+) -> DataLoader:
+    """Batches of ``examples`` as :func:`collate` makes them; ``examples`` None means ``owner`` (a data module) was
+    not set up yet."""
+    if examples is None:
+        raise HarnessError(f"{type(owner).__name__}: call setup() before asking for a dataloader")
+    return DataLoader(
+        ExampleDataset(examples),
+        batch_size=batch_size,
+        shuffle=shuffle,
+        num_workers=num_workers,
+        collate_fn=functools.partial(collate, tokenizer=tokenizer),
+        persistent_workers=num_workers > 0,
+    )
+
+
 class TextClassificationDataModule(pl.LightningDataModule):
     """One of ``imdb``, ``yelp-2``, ``yelp-5``, ``ag-news``, ``dbpedia``, ``trec-6`` from ``data_root``.
 
@@ -247,16 +264,7 @@ class TextClassificationDataModule(pl.LightningDataModule):
         self.train_examples = [example for example in train if example.id in kept]
 
     def _loader(self, examples: Sequence[Example] | None, shuffle: bool) -> DataLoader:
-        if examples is None:
-            raise HarnessError("TextClassificationDataModule: call setup() before asking for a dataloader")
-        return DataLoader(
-            ExampleDataset(examples),
-            batch_size=self.batch_size,
-            shuffle=shuffle,
-            num_workers=self.num_workers,
-            collate_fn=functools.partial(collate, tokenizer=self.tokenizer),
-            persistent_workers=self.num_workers > 0,
-        )
+        return example_loader(self, examples, self.batch_size, self.num_workers, self.tokenizer, shuffle)
 
     def train_dataloader(self) -> DataLoader:
         return self._loader(self.train_examples, shuffle=True)
