@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.registry import load_object
-from tasks.tokenizers.artifacts import load_tokenizer, record_artifacts, register, save_tokenizer
+from tasks.tokenizers.artifacts import load_tokenizer, register, save_tokenizer
 from tasks.tokenizers.core import BERT_TEMPLATE, XLNET_TEMPLATE, Encoding, Template, Tokenizer
 
 __all__ = [
     "BERT_TEMPLATE", "XLNET_TEMPLATE", "BatchEncoder", "Encoding", "Template", "Tokenizer", "batch_tokenizer",
-    "is_artifact_path", "load_tokenizer", "make_tokenizer", "record_artifacts", "register", "save_tokenizer",
+    "is_artifact_path", "load_tokenizer", "make_tokenizer", "tokenizer_artifacts", "register", "save_tokenizer",
 ]  # fmt: skip
 
 

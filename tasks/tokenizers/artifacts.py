@@ -102,7 +102,7 @@ def load_tokenizer(
         raise HarnessError(f"{path}: {exc}") from None
 
 
-def record_artifacts(path: Path | str) -> dict[str, str]:
+def tokenizer_artifacts(path: Path | str) -> dict[str, str]:
     """A run record's ``artifacts`` citing the tokenizer stored at ``path`` (its hash checked)."""
     data = read_artifact(Path(path))
     return {PATH_ARTIFACT: str(path), SHA_ARTIFACT: hashlib.sha256(data).hexdigest()}
@@ -111,6 +111,6 @@ def record_artifacts(path: Path | str) -> dict[str, str]:
 def register(owner: object, tokenizer: Tokenizer, folder: Path | str = TOKENIZERS_DIR) -> dict[str, str]:
     """Store a tokenizer trained during a run and have the run's records cite it: ``owner`` is the run's data
     module or system, whose ``record_artifacts`` the runner adds to each record's ``artifacts``."""
-    cited = record_artifacts(save_tokenizer(tokenizer, folder))
+    cited = tokenizer_artifacts(save_tokenizer(tokenizer, folder))
     owner.record_artifacts = {**getattr(owner, "record_artifacts", {}), **cited}
     return cited

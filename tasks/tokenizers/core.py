@@ -75,8 +75,10 @@ class Template:
             layout.append((name, int(type_id)))
         return layout
 
-    def specials(self) -> set[str]:
-        return {name for pair in (False, True) for name, _ in self.items(pair) if name not in ("$A", "$B")}
+    def specials(self) -> list[str]:
+        """The special tokens of both layouts, in order."""
+        names = [name for pair in (False, True) for name, _ in self.items(pair) if name not in ("$A", "$B")]
+        return list(dict.fromkeys(names))
 
 
 TEXTS_ALONE = Template()  # no special tokens
@@ -106,7 +108,7 @@ class Tokenizer:
         unknown = sorted(set(self.special_tokens) - set(ROLES))
         if unknown:
             raise HarnessError(f"tokenizer {self.name}: unknown special-token role(s) {unknown}; roles: {ROLES}")
-        self._ids = {token: self._id(token) for token in {*self.special_tokens.values(), *template.specials()}}
+        self._ids = {token: self._id(token) for token in [*template.specials(), *self.special_tokens.values()]}
         self.special_ids = {role: self._ids[token] for role, token in self.special_tokens.items()}
 
     def _id(self, token: str) -> int:

@@ -131,14 +131,14 @@ def _canonical(tokenizer: Any, specials: Sequence[str], template: Template | Non
             raise HarnessError(f"tokenizers: special token {added['content']!r} moved while renumbering")
     rebuilt = RustTokenizer.from_str(json.dumps(document, ensure_ascii=False))
     if template is not None and template.specials():
-        ids = [(token, rebuilt.token_to_id(token)) for token in sorted(template.specials())]
+        ids = [(token, rebuilt.token_to_id(token)) for token in template.specials()]
         rebuilt.post_processor = processors.TemplateProcessing(single=template.single, pair=template.pair,
                                                                special_tokens=ids)  # fmt: skip
     return rebuilt.to_str().encode("utf-8")
 
 
 def _check_specials(template: Template | None, specials: Sequence[str]) -> None:
-    missing = sorted((template.specials() if template else set()) - set(specials))
+    missing = [token for token in (template.specials() if template else []) if token not in specials]
     if missing:
         raise HarnessError(f"the template uses {missing}, which are not among the special tokens {list(specials)}")
 

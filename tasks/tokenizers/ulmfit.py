@@ -3,8 +3,9 @@
 Howard & Ruder, "Universal Language Model Fine-tuning for Text Classification" (arXiv:1801.06146). fastai v1
 tokenised with these rules around spaCy's English tokenizer; this module writes the rules after fastai's
 definitions, but the word tokenizer under them is a small deterministic regular expression, not spaCy (see
-:data:`WORD`): words, the clitics ``n't 's 're 've 'll 'd 'm`` split off (``don't`` -> ``do n't``), a new line,
-and any other single non-space character. Its tokens differ from spaCy's on some inputs (URLs, abbreviations).
+:data:`WORD`): words, the clitics ``n't 's 're 've 'll 'd 'm`` split off (``don't`` -> ``do n't``), numbers
+with their inner points and commas (``1,000``, ``3.5``), a new line, and any other single non-space character.
+Its tokens differ from spaCy's on some inputs (URLs, abbreviations, emoticons).
 
 Rules, in fastai's order. Before tokenising (on the text): ``fix_html`` (fastai's list of HTML and WikiText
 replacements, then ``html.unescape``, then runs of spaces made one); ``replace_rep`` (a non-space character
@@ -41,7 +42,7 @@ TK_MAJ, TK_UP, TK_REP, TK_WREP = "xxmaj", "xxup", "xxrep", "xxwrep"
 SPECIAL_TOKENS = (UNK, PAD, BOS, EOS, FLD, TK_MAJ, TK_UP, TK_REP, TK_WREP)  # fastai's text_spec_tok, in its order
 FORMAT = "ulmfit-vocab"
 ULMFIT_TEMPLATE = Template(f"{BOS} $A", f"{BOS} $A $B:1")
-WORD = re.compile(r"(?i:\w+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b)|\w+|\n|[^\w\s]")
+WORD = re.compile(r"(?i:\w+(?=n't\b)|n't\b|'(?:s|re|ve|ll|d|m)\b)|\d+(?:[.,]\d+)+|\w+|\n|[^\w\s]")
 
 # fix_html's replacements, in fastai's order
 HTML_REPLACEMENTS = (
