@@ -35,8 +35,8 @@ class Encoding:
 
     def head(self, n: int) -> Encoding:
         """The first ``n`` tokens."""
-        return Encoding(*(list(field[:n]) for field in (self.ids, self.tokens, self.offsets, self.type_ids,
-                                                         self.sequence_ids)))  # fmt: skip
+        fields = (self.ids, self.tokens, self.offsets, self.type_ids, self.sequence_ids)
+        return Encoding(*(list(field[:n]) for field in fields))
 
 
 def pieces(ids: Sequence[int], tokens: Sequence[str], offsets: Sequence[tuple[int, int]]) -> Encoding:
