@@ -213,7 +213,8 @@ def _test_metrics(results: list[dict[str, float]], index: int) -> dict[str, floa
 
 def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path = RUNS_DIR) -> list[Path]:
     """Prepare data, fit (unless ``fit: false``) and test; write one record per ``evaluate`` entry. A resolved
-    ``init_from`` (harness.chains) loads the parent's weights before the fit; ``save_checkpoint`` stores them after."""
+    ``init_from`` (harness.chains) loads the parent's weights before the fit; ``save_checkpoint`` stores them after.
+    The records cite a tokenizer the config names or the data module or system registers (docs/tokenizers.md)."""
     import pytorch_lightning as pl
 
     from harness.predictions import PredictionsKeeper
@@ -237,9 +238,9 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     started = now()
     if resolved["fit"]:
         trainer.fit(system, datamodule=datamodule)
-    artifacts = {**cited, **_owned_artifacts(datamodule, system)}
-    artifacts.update(_save_checkpoint(system, runs_dir) if resolved.get("save_checkpoint") else {})
+    artifacts = _save_checkpoint(system, runs_dir) if resolved.get("save_checkpoint") else {}
     results = trainer.test(system, datamodule=datamodule, verbose=False)
+    artifacts = {**cited, **_owned_artifacts(datamodule, system), **artifacts}  # owned: set up during fit or test
     finished = now()
     if len(results) != len(evaluations):
         raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")

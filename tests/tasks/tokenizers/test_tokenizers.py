@@ -343,13 +343,20 @@ def test_a_run_cites_its_tokenizer(toy: Path, trained: dict[str, Tokenizer], mon
     assert make_tokenizer(str(stored)).digest == trained["wordpiece"].digest  # GLUE's and SQuAD's look-up
     (toy / "tok_digits.py").write_text(
         textwrap.dedent("""
-            from tasks.tokenizers import load_tokenizer
+            from tasks.tokenizers import load_tokenizer, register
+            from tasks.tokenizers.ulmfit import build_ulmfit_vocab
             from toy_paper.system import DigitsData
 
-            class TokenizedDigits(DigitsData):  # digits need no tokenizer: it is loaded, checked and cited
-                def __init__(self, data_root, tokenizer, batch_size=64):
+            class TokenizedDigits(DigitsData):  # digits need no tokenizer: it is loaded (or trained) and cited
+                def __init__(self, data_root, tokenizer=None, batch_size=64):
                     super().__init__(data_root, batch_size)
-                    self.tokenizer = load_tokenizer(tokenizer)
+                    self.tokenizer = load_tokenizer(tokenizer) if tokenizer else None
+
+                def setup(self, stage=None):
+                    super().setup(stage)
+                    if self.tokenizer is None:  # trained in the run
+                        self.tokenizer = build_ulmfit_vocab(["one two", "two one"], min_freq=1)
+                        register(self, self.tokenizer, "results/tokenizers")
         """)
     )
     monkeypatch.syspath_prepend(str(toy))
@@ -362,7 +369,14 @@ def test_a_run_cites_its_tokenizer(toy: Path, trained: dict[str, Tokenizer], mon
     (record,) = runner.run("toy-paper", "smoke", config_path=path, runs_dir=toy / "results" / "runs")
     artifacts = read_record(record).artifacts
     assert artifacts["tokenizer"] == str(stored) and artifacts["tokenizer_sha256"] == trained["wordpiece"].digest
+    del config["data"]["init_args"]["tokenizer"]
+    path.write_text(yaml.safe_dump(config))
+    (record,) = runner.run("toy-paper", "smoke", config_path=path, runs_dir=toy / "results" / "runs")
+    artifacts = read_record(record).artifacts
+    assert artifacts["tokenizer"] == f"results/tokenizers/{artifacts['tokenizer_sha256']}.json"
+    assert file_sha256(toy / artifacts["tokenizer"]) == artifacts["tokenizer_sha256"]
     stored.write_bytes(stored.read_bytes() + b" ")  # a changed file stops the next run before it starts
+    config["data"]["init_args"]["tokenizer"] = str(stored)
     config["seed"] = 1
     path.write_text(yaml.safe_dump(config))
     with pytest.raises(HarnessError, match=rf"^{stored}: tokenizer sha256 does not match its name"):
