@@ -179,7 +179,8 @@ class GlueDataModule(pl.LightningDataModule):
     Args:
         data_root: the GLUE root (``glue_data/``), holding ``CoLA/``, ``MNLI/`` ...
         task: ``glue-cola`` ... ``glue-wnli`` (a dev set's task id), or ``glue-mnli`` for both MNLI dev sets.
-        tokenizer: ``"module:factory"``; the factory, called with no arguments, returns ``encode(text_a, text_b)``.
+        tokenizer: ``"module:factory"``; the factory, called with no arguments, returns ``encode(text_a, text_b)``;
+            or the path of a stored tokenizer (``tasks.tokenizers``).
         max_length: longest encoded sequence kept (tokenized batches only).
         batch_size: examples per batch.
         num_workers: data-loader worker processes.

@@ -270,7 +270,8 @@ class SquadDataModule(pl.LightningDataModule):
         data_root: the folder holding ``train-v1.1.json`` and ``dev-v1.1.json`` (or the v2.0 files).
         version: ``"1.1"`` or ``"2.0"``.
         tokenizer: ``"module:factory"``; the factory, called with no arguments, returns ``tokenize(text) -> (ids,
-            offsets)`` with ``cls_token_id`` and ``sep_token_id`` attributes. ``None``: batches of raw examples.
+            offsets)`` with ``cls_token_id`` and ``sep_token_id`` attributes (or a ``tasks.tokenizers.Tokenizer``);
+            or the path of a stored tokenizer. ``None``: batches of raw examples.
         max_length: tokens per feature, ``[CLS]`` and both ``[SEP]`` included.
         doc_stride: tokens between the starts of consecutive context windows.
         batch_size: examples (raw) or features (tokenized) per batch.
