@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.registry import load_object
-from tasks.tokenizers.artifacts import load_tokenizer, register, save_tokenizer
+from tasks.tokenizers.artifacts import load_tokenizer, register, save_tokenizer, tokenizer_artifacts
 from tasks.tokenizers.core import BERT_TEMPLATE, XLNET_TEMPLATE, Encoding, Template, Tokenizer
 
 __all__ = [

@@ -79,6 +79,10 @@ def tokenizer_of(data: bytes, suffix: str, template: Template | None = None) -> 
         from tasks.tokenizers.ulmfit import ulmfit_tokenizer
 
         return ulmfit_tokenizer(data, *([template] if template else []))
+    if kind == "whitespace-crc32":
+        from tasks.tokenizers.words import WhitespaceTokenizer
+
+        return WhitespaceTokenizer(document["vocab_size"])
     if kind == "wikitext-words":
         from tasks.tokenizers.words import wikitext_tokenizer
 
@@ -87,7 +91,9 @@ def tokenizer_of(data: bytes, suffix: str, template: Template | None = None) -> 
         from tasks.tokenizers.hf import hf_tokenizer
 
         return hf_tokenizer(data, template)
-    raise HarnessError("not a tokenizer file: a tokenizers tokenizer.json, a ulmfit-vocab or wikitext-words JSON")
+    raise HarnessError(
+        "not a tokenizer file: a tokenizers tokenizer.json, or a ulmfit-vocab, wikitext-words or whitespace-crc32 JSON"
+    )
 
 
 def load_tokenizer(

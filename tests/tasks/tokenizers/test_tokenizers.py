@@ -197,6 +197,12 @@ def test_the_whitespace_tokenizer_keeps_glue_and_squad_ids() -> None:
     assert tokenizer.digest == WhitespaceTokenizer().digest != WhitespaceTokenizer(100).digest
 
 
+def test_word_tokenizers_are_artifacts_too(tmp_path: Path) -> None:
+    for tokenizer in (WhitespaceTokenizer(100), wikitext_tokenizer(["<unk>", "<eos>", "rock"])):
+        loaded = load_tokenizer(save_tokenizer(tokenizer, tmp_path))
+        assert loaded.digest == tokenizer.digest and loaded("a rock", "x") == tokenizer("a rock", "x")
+
+
 def word_in(vocab_size: int, word: str) -> int:
     return 3 + zlib.crc32(word.encode()) % (vocab_size - 3)
 
