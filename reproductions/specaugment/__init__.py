@@ -9,14 +9,26 @@ from harness.registry import InputSpec, ModelSpec, Reproduction
 
 FRAMES, STEPS, VOCAB = 1000, 32, 16384
 VARIANT_IDS = ("las-4-1024", "las-6-1024", "las-6-1280")
+CHAR_VOCAB = 31  # reproductions.specaugment.system.VOCAB_SIZE: <unk>, <s>, </s>, space, A-Z, apostrophe
 
 
-def _inputs(batch: int, frames: int, steps: int) -> tuple[InputSpec, ...]:
+def _inputs(batch: int, frames: int, steps: int, vocab: int = VOCAB) -> tuple[InputSpec, ...]:
     return (
         InputSpec("features", (batch, frames, 80, 3)),
         InputSpec("lengths", (batch,), "int64", fill=frames),
-        InputSpec("targets", (batch, steps), "int64", high=VOCAB),
+        InputSpec("targets", (batch, steps), "int64", high=vocab),
     )
+
+
+# The budget tier's LAS-2-128 (ours): characters, profiled at a 3 s espeak-ng utterance and 60 characters.
+BUDGET_MODEL = ModelSpec(
+    id="las-2-128",
+    build="reproductions.specaugment.model:las",
+    kwargs={"variant": "las-2-128", "vocab_size": CHAR_VOCAB},
+    dataset="espeak-speech",
+    inputs=_inputs(1, 300, 60, CHAR_VOCAB),
+    test_inputs=_inputs(2, 16, 3, CHAR_VOCAB),
+)
 
 
 REPRODUCTION = Reproduction(
@@ -35,5 +47,6 @@ REPRODUCTION = Reproduction(
             test_inputs=_inputs(2, 16, 3),
         )
         for variant in VARIANT_IDS
-    ),
+    )
+    + (BUDGET_MODEL,),
 )

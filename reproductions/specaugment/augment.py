@@ -53,9 +53,9 @@ POLICIES: dict[str, Policy] = {
 }
 
 
-def generator_for(seed: int, epoch: int, index: int) -> torch.Generator:
-    """A generator seeded from (seed, epoch, utterance index) by sha256, independent of batching."""
-    digest = hashlib.sha256(f"specaugment:{seed}:{epoch}:{index}".encode()).digest()
+def generator_for(seed: int, epoch: int, key: int | str) -> torch.Generator:
+    """A generator seeded from (seed, epoch, utterance index or id) by sha256, independent of batching."""
+    digest = hashlib.sha256(f"specaugment:{seed}:{epoch}:{key}".encode()).digest()
     return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little") & (2**63 - 1))
 
 

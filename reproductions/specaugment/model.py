@@ -34,7 +34,14 @@ from torch import Tensor, nn
 from nets.beam_search import Hypothesis, beam_search
 from nets.lstm import reverse_padded
 
-VARIANTS: dict[str, tuple[int, int]] = {"las-4-1024": (4, 1024), "las-6-1024": (6, 1024), "las-6-1280": (6, 1280)}
+# LAS-d-w: depth d, width w; the paper's decoder (2 x 1024) unless a row says otherwise.
+VARIANTS: dict[str, dict[str, int]] = {
+    "las-4-1024": {"depth": 4, "width": 1024},
+    "las-6-1024": {"depth": 6, "width": 1024},
+    "las-6-1280": {"depth": 6, "width": 1280},
+    # the budget tier's small LAS (ours, not the paper's): decoder, embedding and attention scaled down with it
+    "las-2-128": {"depth": 2, "width": 128, "decoder_dim": 256, "embed_dim": 64, "attention_dim": 128},
+}
 DECODER_DIM = 1024
 DECODER_LAYERS = 2
 EMBED_DIM = 512
@@ -56,7 +63,11 @@ class ConvSubsampler(nn.Module):
         super().__init__()
         layers: list[nn.Module] = []
         for cin in (in_channels, channels):
-            layers += [nn.Conv2d(cin, channels, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(channels), nn.ReLU()]
+            layers += [
+                nn.Conv2d(cin, channels, 3, stride=2, padding=1, bias=False),
+                nn.BatchNorm2d(channels),
+                nn.ReLU(),
+            ]
         self.net = nn.Sequential(*layers)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -107,7 +118,7 @@ class AdditiveAttention(nn.Module):
         self.v = nn.Linear(dim, 1, bias=False)
 
     def forward(self, keys: Tensor, memory: Tensor, mask: Tensor, query: Tensor) -> Tensor:
-        """``keys (B, T, A)`` (projected memory), ``memory (B, T, S)``, ``mask (B, T)``, ``query (B, Q)`` -> ``(B, S)``."""
+        """``keys (B, T, A)`` (projected memory), ``memory (B, T, S)``, ``mask (B, T)``, ``query (B, Q)`` -> (B, S)."""
         scores = self.v(torch.tanh(keys + self.query(query)[:, None])).squeeze(-1)  # (B, T)
         weights = scores.masked_fill(~mask, float("-inf")).softmax(dim=-1)
         return torch.bmm(weights[:, None], memory).squeeze(1)
@@ -116,17 +127,25 @@ class AdditiveAttention(nn.Module):
 class Speller(nn.Module):
     """2-layer LSTM decoder with additive attention; one step maps the previous token and state to logits."""
 
-    def __init__(self, vocab_size: int, source_dim: int) -> None:
+    def __init__(
+        self,
+        vocab_size: int,
+        source_dim: int,
+        decoder_dim: int = DECODER_DIM,
+        embed_dim: int = EMBED_DIM,
+        attention_dim: int = ATTENTION_DIM,
+    ) -> None:
         super().__init__()
-        self.embed = nn.Embedding(vocab_size, EMBED_DIM)
-        sizes = [EMBED_DIM + source_dim] + [DECODER_DIM] * (DECODER_LAYERS - 1)
-        self.cells = nn.ModuleList(nn.LSTMCell(size, DECODER_DIM) for size in sizes)
-        self.attention = AdditiveAttention(source_dim, DECODER_DIM)
-        self.output = nn.Linear(DECODER_DIM + source_dim, vocab_size)
+        self.decoder_dim = decoder_dim
+        self.embed = nn.Embedding(vocab_size, embed_dim)
+        sizes = [embed_dim + source_dim] + [decoder_dim] * (DECODER_LAYERS - 1)
+        self.cells = nn.ModuleList(nn.LSTMCell(size, decoder_dim) for size in sizes)
+        self.attention = AdditiveAttention(source_dim, decoder_dim, attention_dim)
+        self.output = nn.Linear(decoder_dim + source_dim, vocab_size)
 
     def initial_state(self, memory: Tensor) -> tuple[Tensor, ...]:
         """``(h_1, c_1, h_2, c_2, context)``, zeros, batch first (beam search reorders dimension 0)."""
-        zeros = memory.new_zeros(memory.shape[0], DECODER_DIM)
+        zeros = memory.new_zeros(memory.shape[0], self.decoder_dim)
         return (*[zeros] * (2 * DECODER_LAYERS), memory.new_zeros(memory.shape[0], memory.shape[2]))
 
     def step(self, token: Tensor, state: tuple[Tensor, ...], keys: Tensor, memory: Tensor, mask: Tensor) -> Any:
@@ -144,10 +163,12 @@ class Speller(nn.Module):
 class LAS(nn.Module):
     """LAS-d-w: :class:`Listener` (CNN + ``d`` BiLSTMs of ``w``) and :class:`Speller`."""
 
-    def __init__(self, depth: int, width: int, vocab_size: int = 16384, n_mels: int = 80, in_channels: int = 3) -> None:
+    def __init__(
+        self, depth: int, width: int, vocab_size: int = 16384, n_mels: int = 80, in_channels: int = 3, **speller: int
+    ) -> None:
         super().__init__()
         self.listener = Listener(depth, width, n_mels, in_channels)
-        self.speller = Speller(vocab_size, 2 * width)
+        self.speller = Speller(vocab_size, 2 * width, **speller)
 
     def encode(self, features: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Memory ``(B, T', 2w)``, its projected attention keys and the valid mask ``(B, T')``."""
@@ -170,8 +191,7 @@ def las(variant: str = "las-4-1024", vocab_size: int = 16384, n_mels: int = 80, 
     """Build LAS-d-w by name (:data:`VARIANTS`)."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown LAS variant {variant!r}; known: {', '.join(VARIANTS)}")
-    depth, width = VARIANTS[variant]
-    return LAS(depth, width, vocab_size, n_mels, in_channels)
+    return LAS(vocab_size=vocab_size, n_mels=n_mels, in_channels=in_channels, **VARIANTS[variant])
 
 
 class LSTMLanguageModel(nn.Module):
@@ -188,7 +208,9 @@ class LSTMLanguageModel(nn.Module):
 
     def step(self, prefixes: Tensor, state: Any) -> tuple[Tensor, Any]:
         """Beam-search step: log-probabilities of the next token ``(K, V)``; state ``(h, c)`` each ``(K, L, H)``."""
-        hidden = None if state is None else (state[0].transpose(0, 1).contiguous(), state[1].transpose(0, 1).contiguous())
+        hidden = (
+            None if state is None else (state[0].transpose(0, 1).contiguous(), state[1].transpose(0, 1).contiguous())
+        )
         out, (h, c) = self.lstm(self.embed(prefixes[:, -1:]), hidden)
         return self.output(out[:, -1]).log_softmax(-1), (h.transpose(0, 1), c.transpose(0, 1))
 
