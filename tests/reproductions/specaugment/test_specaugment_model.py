@@ -45,18 +45,18 @@ def test_padding_does_not_change_an_utterance_s_outputs() -> None:
     assert torch.allclose(a, b, atol=1e-5)
 
 
-def test_beam_one_is_greedy_decoding() -> None:
+def test_beam_search_scores_are_the_model_s_log_probabilities() -> None:
+    """``recognize`` runs the same decoder as teacher forcing: a hypothesis's log P is the forward pass's."""
     model = small_las()
     features = torch.randn(30, 16, 3)
     with torch.no_grad():
-        best = recognize(model, features, 30, bos=1, eos=2, beam_size=1, max_len=6)[0]
-        tokens = [1]
-        for _ in range(6):
-            logits = model(features[None], torch.tensor([30]), torch.tensor([tokens]))[0, -1]
-            tokens.append(int(logits.argmax()))
-            if tokens[-1] == 2:
-                break
-    assert list(best.tokens) == tokens[1:]
+        hyps = recognize(model, features, 30, bos=1, eos=2, beam_size=3, max_len=6)
+        for hyp in hyps:
+            inputs = torch.tensor([[1, *hyp.tokens[:-1]]])
+            log_probs = model(features[None], torch.tensor([30]), inputs)[0].log_softmax(-1)
+            expected = log_probs.gather(1, torch.tensor(hyp.tokens)[:, None]).sum()
+            assert math.isclose(hyp.log_prob, float(expected), rel_tol=1e-4)
+    assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
 
 
 def test_shallow_fusion_adds_the_weighted_lm_log_probability() -> None:
