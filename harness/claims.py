@@ -414,8 +414,9 @@ def load_claims(
                 f"id {paper!r}"
             )
         if claim.id in seen:
+            first = seen[claim.id]
             raise HarnessError(
-                f"{path}{lines.of(index, 'id')}: {name}: duplicate claim id {claim.id!r} (first at entry {seen[claim.id]})"
+                f"{path}{lines.of(index, 'id')}: {name}: duplicate claim id {claim.id!r} (first at entry {first})"
             )
         seen[claim.id] = index
         claims.append(claim)
