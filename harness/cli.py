@@ -129,8 +129,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    from harness.records import RUNS_DIR, check_writable
     from harness.store import ingest
 
+    check_writable(RUNS_DIR)  # records are copied there and the database is written beside it
     return _report_ingest(ingest(args.files))
 
 

@@ -8,6 +8,7 @@ code version), so re-running the same thing finds its record instead of adding a
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
@@ -275,12 +276,15 @@ def read_record(path: Path) -> RunRecord:
 
 
 def check_writable(folder: Path) -> None:
-    """Create ``folder`` if needed and write, fsync and remove a probe file in it: a read-only or full file system
-    is one error before any work is done, not a traceback after it."""
+    """Write, fsync and remove a probe file in ``folder`` (or, while it does not exist, in the nearest folder above
+    it, where it would be made): a read-only or full file system is one error before any work is done, not a
+    traceback after it. Nothing is left behind."""
     folder = Path(folder)
+    target = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-probe-")
+        if not target.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, f"{target} is not a folder")
+        fd, probe = tempfile.mkstemp(dir=target, prefix=".write-probe-")
         try:
             os.write(fd, b"\0" * 65536)
             os.fsync(fd)

@@ -63,7 +63,7 @@ def test_deeply_nested_json_is_one_error(tmp_path: Path) -> None:
 
 def test_results_that_cannot_be_written_are_found_before_training(toy: Path) -> None:
     (toy / "results").write_text("a file where the results folder should be")
-    with pytest.raises(HarnessError, match=r"results/runs: cannot write results there"):
+    with pytest.raises(HarnessError, match=r"results/runs: cannot write results there: results is not a folder"):
         runner.run("toy-paper", "smoke", runs_dir=Path("results/runs"))
     assert not (toy / "data").exists()  # the config's prepare step (before the fit) never ran
 
@@ -85,7 +85,7 @@ def test_a_full_disk_is_found_before_training(toy: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(records.os, "write", full)
     with pytest.raises(HarnessError, match=r"results/runs: cannot write results there: No space left on device"):
         runner.run("toy-paper", "smoke", runs_dir=Path("results/runs"))
-    assert not list((toy / "results" / "runs").iterdir())  # the probe left nothing behind
+    assert not list(toy.rglob(".write-probe-*")) and not (toy / "results").exists()  # nothing left behind
 
 
 def test_a_record_that_cannot_be_written_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
