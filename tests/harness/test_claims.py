@@ -224,7 +224,10 @@ def test_malformed_paper_source_names_file_line_claim_and_field(tmp_path: Path, 
     text = GPT.format(url=GPT_PDF, identity=identity)
     lines = text.splitlines()
     name = field.split("'")[1]  # the field's own line, or the entry's where the field is missing
-    line = next((i + 1 for i, x in enumerate(lines) if x.strip().startswith(f"{name}:")), lines.index("  - id: rte-accuracy") + 1)
+    line = next(
+        (i + 1 for i, x in enumerate(lines) if x.strip().startswith(f"{name}:")),
+        lines.index("  - id: rte-accuracy") + 1,
+    )
     message = error_of(write(tmp_path, text=text))
     assert message.startswith(f"{tmp_path / 'claims.yaml'}:{line}: claim 'rte-accuracy' (entry 0): {field}"), message
 

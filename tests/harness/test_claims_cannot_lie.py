@@ -32,7 +32,9 @@ claims:
     tolerance: {tolerance}
 """
 VOCABULARY = Vocabulary(
-    models={"efficientnet-b0", "efficientnet-b1"}, datasets={"imagenet-1k"}, metrics={"top1", "params_m"},
+    models={"efficientnet-b0", "efficientnet-b1"},
+    datasets={"imagenet-1k"},
+    metrics={"top1", "params_m"},
     config_keys=CONFIG_KEYS,
 )
 
@@ -56,13 +58,21 @@ def error_of(path: Path, vocabulary: Vocabulary | None = None) -> str:
 @pytest.mark.parametrize(
     ("field", "given", "message"),
     [
-        ("tolerance", ".inf", r"claims.yaml:15: claim 'b0-top1' \(entry 0\): field 'tolerance': a finite number, not inf"),
+        (
+            "tolerance",
+            ".inf",
+            r"claims.yaml:15: claim 'b0-top1' \(entry 0\): field 'tolerance': a finite number, not inf",
+        ),
         ("value", ".nan", r"claims.yaml:12: claim 'b0-top1' \(entry 0\): field 'value': a finite number, not nan"),
         ("value", "-.inf", r"claims.yaml:12: .* field 'value': a finite number, not -inf"),
         ("value", "true", r"claims.yaml:12: .* field 'value': a number, not true or false"),
         ("tolerance", "yes", r"claims.yaml:15: .* field 'tolerance': a number, not true or false"),
         ("value", '"77.1"', r"claims.yaml:12: .* field 'value': a number, not text \('77.1'\)"),
-        ("value", "950", r"claims.yaml:12: .* field 'value': 950.0 % is not a percentage of a scalar claim \(0 to 100\)"),
+        (
+            "value",
+            "950",
+            r"claims.yaml:12: .* field 'value': 950.0 % is not a percentage of a scalar claim \(0 to 100\)",
+        ),
         ("tolerance", "150", r"claims.yaml:15: .* field 'tolerance': a tolerance of 150.0 % is more than the whole"),
     ],
 )
@@ -96,7 +106,9 @@ claims:
     statement: it grows
     rule: {type: loglog-slope, x: config.seed, y: metrics.top1, min: -.inf, max: 1}
 """
-    assert "claims.yaml:14: claim 't' (entry 0): field 'rule.min': a finite number, not -inf" in error_of(write(tmp_path, text))
+    assert "claims.yaml:14: claim 't' (entry 0): field 'rule.min': a finite number, not -inf" in error_of(
+        write(tmp_path, text)
+    )
 
 
 def test_duplicate_yaml_keys_name_both_lines(tmp_path: Path) -> None:
@@ -111,16 +123,34 @@ def test_duplicate_yaml_keys_name_both_lines(tmp_path: Path) -> None:
 def test_a_file_that_is_not_utf8_is_one_error_with_its_line(tmp_path: Path) -> None:
     data = CLAIMS.format(kind="scalar", value="77.1", unit="%", tolerance="0.3").encode()
     data = data.replace(b"Table 2", b"Tabl\xe9 2")
-    assert error_of(write(tmp_path, data)) == f"{tmp_path / 'claims.yaml'}:8: not UTF-8 text (invalid continuation byte)"
+    assert (
+        error_of(write(tmp_path, data)) == f"{tmp_path / 'claims.yaml'}:8: not UTF-8 text (invalid continuation byte)"
+    )
 
 
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ("metric: top1", "metric: top-1", r"claims.yaml:11: .* field 'metric': unknown metric 'top-1' \(did you mean 'top1'\?\)"),
-        ("model: efficientnet-b0", "model: efficientnet-b9", r"claims.yaml:10: .* field 'model': unknown model 'efficientnet-b9'"),
-        ("model: efficientnet-b0", "model: resnet-*", r"claims.yaml:10: .* field 'model': the pattern 'resnet-\*' matches no model"),
-        ("dataset: imagenet-1k", "dataset: imagenet", r"claims.yaml:4: .* field 'dataset': unknown dataset 'imagenet' \(did you mean 'imagenet-1k'\?\)"),
+        (
+            "metric: top1",
+            "metric: top-1",
+            r"claims.yaml:11: .* field 'metric': unknown metric 'top-1' \(did you mean 'top1'\?\)",
+        ),
+        (
+            "model: efficientnet-b0",
+            "model: efficientnet-b9",
+            r"claims.yaml:10: .* field 'model': unknown model 'efficientnet-b9'",
+        ),
+        (
+            "model: efficientnet-b0",
+            "model: resnet-*",
+            r"claims.yaml:10: .* field 'model': the pattern 'resnet-\*' matches no model",
+        ),
+        (
+            "dataset: imagenet-1k",
+            "dataset: imagenet",
+            r"claims.yaml:4: .* field 'dataset': unknown dataset 'imagenet' \(did you mean 'imagenet-1k'\?\)",
+        ),
     ],
 )
 def test_names_that_match_nothing_registered(tmp_path: Path, old: str, new: str, message: str) -> None:
@@ -141,7 +171,10 @@ claims:
      rule: {type: rank-correlation, x: config.sytem.init_args.width, y: metrics.top1, sign: 1}}
 """
     message = error_of(write(tmp_path, trend), VOCABULARY)
-    assert "field 'rule.x': 'config.sytem.init_args.width' names no key of a run's config (did you mean 'system'?)" in message
+    assert (
+        "field 'rule.x': 'config.sytem.init_args.width' names no key of a run's config (did you mean 'system'?)"
+        in message
+    )
     message = error_of(write(tmp_path, trend.replace("config.sytem.init_args.width", "metrics.top5")), VOCABULARY)
     assert "field 'rule.x': unknown metric 'top5'" in message
 

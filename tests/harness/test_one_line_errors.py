@@ -197,7 +197,9 @@ def test_train_ids_against_label_ids_are_an_error_not_zero(tmp_path: Path) -> No
     predictions.mkdir()
     train_ids = np.where(gt == 26, 13, 10).astype(np.uint8)  # the right answer, written as train ids
     Image.fromarray(train_ids).save(predictions / "aachen_000000_000019.png")
-    with pytest.raises(HarnessError, match=r"pred: none of the predicted label ids \(10, 13\) is an evaluated label id"):
+    with pytest.raises(
+        HarnessError, match=r"pred: none of the predicted label ids \(10, 13\) is an evaluated label id"
+    ):
         score(tmp_path / "gtFine" / "val", predictions)
     Image.fromarray(gt).save(predictions / "aachen_000000_000019.png")
     assert score(tmp_path / "gtFine" / "val", predictions)["miou"] == 100.0
