@@ -119,7 +119,7 @@ class Identified:
     repeated: int
 
 
-def _response_ids(response: list[list[Mention]], ids: dict[Mention, int], repeated: int, where: str):
+def _response_ids(response: list[list[Mention]], ids: dict[Mention, int], repeated: int, limit: int | None, where: str):
     mapping: dict[Mention, int] = {}
     assigned: set[int] = set()
     kept_entities = []
@@ -128,8 +128,8 @@ def _response_ids(response: list[list[Mention]], ids: dict[Mention, int], repeat
         for mention in entity:
             if mention in mapping:
                 repeated += 1
-                if repeated > MAX_REPEATED:
-                    raise HarnessError(f"{where}: more than {MAX_REPEATED} repeated mentions in the response; the "
+                if limit is not None and repeated > limit:
+                    raise HarnessError(f"{where}: more than {limit} repeated mentions in the response; the "
                                        "reference scorer refuses to score it")  # fmt: skip
                 continue
             if mention in ids and ids[mention] not in assigned:
@@ -141,15 +141,22 @@ def _response_ids(response: list[list[Mention]], ids: dict[Mention, int], repeat
     return mapping, len(assigned), kept_entities, repeated
 
 
-def identify(keys: list[list[Mention]], response: list[list[Mention]], repeated: int = 0, where: str = "") -> Identified:
-    """``IdentifMentions``: number the key mentions, match response mentions by exact span, adjust for MUC."""
+def identify(
+    keys: list[list[Mention]],
+    response: list[list[Mention]],
+    repeated: int = 0,
+    where: str = "",
+    limit: int | None = MAX_REPEATED,
+) -> Identified:
+    """``IdentifMentions``: number the key mentions, match response mentions by exact span, adjust for MUC.
+    ``repeated``: repeats dropped so far in the file; more than ``limit`` raise (``None``: no limit)."""
     ids: dict[Mention, int] = {}
     count = 0
     for entity in keys:
         for mention in entity:
             ids[mention] = count  # a repeated key mention keeps its last number, as in the script
             count += 1
-    mapping, exact, response, repeated = _response_ids(response, ids, repeated, where)
+    mapping, exact, response, repeated = _response_ids(response, ids, repeated, limit, where)
     for entity in response:
         for mention in entity:
             if mention not in mapping:
@@ -257,3 +264,29 @@ def conll_scores(totals: dict[str, Counts]) -> dict[str, float]:
         scores.update(totals[name].scores(name))
     scores["f1"] = (scores["muc_f1"] + scores["bcub_f1"] + scores["ceafe_f1"]) / 3
     return scores
+
+
+def cells(chains: Sequence[Sequence[Mention]], length: int) -> list[str]:
+    """The last-column cells of ``length`` tokens holding ``chains`` (entity ``i`` written as ``i``): ``(i`` where a
+    mention opens, ``i)`` where it closes, ``(i)`` for a one-token mention, ``|`` between, ``-`` for none."""
+    opens: list[list[tuple[int, str]]] = [[] for _ in range(length)]
+    closes: list[list[str]] = [[] for _ in range(length)]
+    for number, chain in enumerate(chains):
+        for start, end in chain:
+            if not 0 <= start <= end < length:
+                raise ValueError(f"mention ({start}, {end}) outside a document of {length} tokens")
+            if start == end:
+                opens[start].append((0, f"({number})"))
+            else:
+                opens[start].append((end - start, f"({number}"))
+                closes[end].append(f"{number})")
+    out = []
+    for here, there in zip(opens, closes, strict=True):
+        parts = [text for _, text in sorted(here, key=lambda item: -item[0])] + there
+        out.append("|".join(parts) or "-")
+    return out
+
+
+def normalised(chains: Sequence[Sequence[Mention]], length: int) -> list[list[Mention]]:
+    """``chains`` as the scorer reads them back from :func:`cells` (its order of entities and mentions)."""
+    return read_chains(list(enumerate(cells(chains, length))), Path("<chains>"), "")

@@ -50,13 +50,19 @@ def propositions(sentence: Sentence, path: Path) -> dict[int, list[srl.Phrase]]:
                            "(11, the predicate-argument columns, the coreference column)")  # fmt: skip
     props: dict[int, list[srl.Phrase]] = {}
     for column in range(FIRST_ARGUMENT, width - 1):
-        where = f"{path}:{sentence.lines[0]}: predicate-argument column {column + 1}"
-        args = srl.arguments(srl.read_phrases([row[column] for row in sentence.rows], where))
-        verbs = [arg.start for arg in args if arg.type == "V"]
-        if not verbs:
-            raise HarnessError(f"{where} has no V argument (its predicate)")
-        props[verbs[0]] = args
+        position, args = predicate_column(sentence, column, path)
+        props[position] = args
     return props
+
+
+def predicate_column(sentence: Sentence, column: int, path: Path) -> tuple[int, list[srl.Phrase]]:
+    """The predicate position (the first token of the ``V`` argument) and the arguments of one column."""
+    where = f"{path}:{sentence.lines[0]}: predicate-argument column {column + 1}"
+    args = srl.arguments(srl.read_phrases([row[column] for row in sentence.rows], where))
+    verbs = [arg.start for arg in args if arg.type == "V"]
+    if not verbs:
+        raise HarnessError(f"{where} has no V argument (its predicate)")
+    return verbs[0], args
 
 
 def score_srl(references: Path | str, predictions: Path | str) -> dict[str, float]:
