@@ -59,7 +59,8 @@ class ConllNerMetric(KeptLists, Metric):
         check_count(len(self.predicted), scoring, "sentences")
         if len(self.predicted) < len(scoring.ids):
             raise HarnessError(
-                f"ConllNerMetric: {len(self.predicted)} sentences predicted, {scoring.references} has {len(scoring.ids)}"
+                f"ConllNerMetric: {len(self.predicted)} sentences predicted, {scoring.references} has "
+                f"{len(scoring.ids)}"
             )
         out, sentence = [], 0
         lines = read_lines(Path(scoring.references), "CoNLL-2003 references")
@@ -71,8 +72,10 @@ class ConllNerMetric(KeptLists, Metric):
                 sentence += 1
             tags, position = self.predicted[sentence], number - scoring.ids[sentence]
             if position >= len(tags):
-                raise HarnessError(f"ConllNerMetric: {len(tags)} tags predicted for the sentence at line "
-                                   f"{scoring.ids[sentence]} of {scoring.references}, which is longer")
+                raise HarnessError(
+                    f"ConllNerMetric: {len(tags)} tags predicted for the sentence at line "
+                    f"{scoring.ids[sentence]} of {scoring.references}, which is longer"
+                )
             out.append(f"{line} {tags[position]}")
         path = Path(folder) / "predictions.txt"
         path.write_text("\n".join(out) + "\n", encoding="utf-8", newline="\n")

@@ -175,7 +175,8 @@ def read_rows(references: Path, predictions: Path) -> list[tuple[str, str, str] 
     lines = read_lines(predictions, "CoNLL-2003 predictions")
     rows: list[tuple[str, str, str] | None] = []
     count = 0
-    for count, (number, reference) in enumerate(reference_rows(references), start=1):
+    for number, reference in reference_rows(references):
+        count = number
         if number > len(lines):
             raise HarnessError(
                 f"{predictions}: ends at line {len(lines)}, the references ({references}) continue to line {number}"
@@ -184,7 +185,9 @@ def read_rows(references: Path, predictions: Path) -> list[tuple[str, str, str] 
         rows.append(_prediction_row(predictions, number, lines[number - 1], reference))
     extra = [n for n, line in enumerate(lines[count:], start=count + 1) if line.strip()]
     if extra:
-        raise HarnessError(f"{predictions}:{extra[0]}: a line beyond the {count} lines of the references ({references})")
+        raise HarnessError(
+            f"{predictions}:{extra[0]}: a line beyond the {count} lines of the references ({references})"
+        )
     return rows
 
 

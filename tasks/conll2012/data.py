@@ -60,7 +60,9 @@ def srl_sentences(doc: Document) -> list[SrlSentence]:
         frames = []
         for column in range(FIRST_ARGUMENT, len(sentence.rows[0]) - 1):
             where = f"{doc.path}:{sentence.lines[0]}: predicate-argument column {column + 1}"
-            raw = tuple((p.type, p.start, p.end) for p in srl.read_phrases([row[column] for row in sentence.rows], where))
+            raw = tuple(
+                (p.type, p.start, p.end) for p in srl.read_phrases([row[column] for row in sentence.rows], where)
+            )
             frames.append((predicate_column(sentence, column, doc.path)[0], raw))
         words = tuple(row[3] for row in sentence.rows)
         out.append(SrlSentence(f"{doc.name}:{index}", words, tuple(row[4] for row in sentence.rows), tuple(frames)))

@@ -5,7 +5,7 @@ nw/tiny/00/tiny_000N.v4_gold_conll``, one document a file, laid out as the CoNLL
 ``#begin document (nw/tiny/00/tiny_0001); part 000``, one token a line in space-padded columns (document id, part,
 word number, word, POS, parse bit, predicate lemma, frameset id, word sense, speaker, named entities, one
 predicate-argument column per predicate, coreference), a blank line after each sentence, ``#end document``. The text
-is written for these files, not taken from OntoNotes; it has a discontinuous-free relative clause with an ``R-ARG1``,
+is written for these files, not taken from OntoNotes; it has a relative clause with an ``R-ARG1``,
 a modal, nested mentions of different entities and a pronoun inside a mention. Output is byte-for-byte deterministic.
 """
 
@@ -58,9 +58,14 @@ _SPLIT_DOCUMENTS = {"train": ("nw/tiny/00/tiny_0001", "nw/tiny/00/tiny_0002"), "
 
 
 def _pad(table: list[list[str]]) -> list[str]:
+    """Columns padded to their widest cell (numbers right-aligned), three spaces apart, as the CoNLL files are."""
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    return ["   ".join(cell.rjust(w) if i in (1, 2) else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
-            for row in table]  # fmt: skip
+    lines = []
+    for row in table:
+        padded = enumerate(zip(row, widths, strict=True))
+        cells = [cell.rjust(width) if i in (1, 2) else cell.ljust(width) for i, (cell, width) in padded]
+        lines.append("   ".join(cells).rstrip())
+    return lines
 
 
 def conll_rows(

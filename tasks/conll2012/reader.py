@@ -133,7 +133,9 @@ def _same_words(key: Document, response: Document) -> None:
     for (number, row), (_, gold) in zip(rows, key_rows, strict=True):
         word = row[WORD] if len(row) > WORD else None
         if word is not None and word != gold[WORD]:
-            raise HarnessError(f"{response.path}:{number}: field 'word' (column 4) is {word!r}, the key has {gold[WORD]!r}")
+            raise HarnessError(
+                f"{response.path}:{number}: field 'word' (column 4) is {word!r}, the key has {gold[WORD]!r}"
+            )
 
 
 def aligned(key: Document, response: Document, sentences: bool = True) -> None:

@@ -73,14 +73,18 @@ def read_phrases(tags: Sequence[str], where: str = "") -> list[Phrase]:
                 raise HarnessError(f"{where} token {word + 1}: argument tag {tag!r} closes a phrase that is not open")
             phrase = started.pop()
             if found.group(1) and found.group(1) != phrase.type:
-                raise HarnessError(f"{where} token {word + 1}: {tag!r} closes {found.group(1)!r} but {phrase.type!r} is open")
+                raise HarnessError(
+                    f"{where} token {word + 1}: {tag!r} closes {found.group(1)!r} but {phrase.type!r} is open"
+                )
             phrase.end, rest = word, rest[found.end() :]
             if started:
                 started[-1].phrases.append(phrase)
             else:
                 table.update({(p.start, p.end): p for p in phrase.dfs()})
     if started:
-        raise HarnessError(f"{where}: argument {started[-1].type!r} opened at token {started[-1].start + 1} never closes")
+        raise HarnessError(
+            f"{where}: argument {started[-1].type!r} opened at token {started[-1].start + 1} never closes"
+        )
     return [table[key] for key in sorted(table, key=lambda se: (se[0], -se[1]))]
 
 

@@ -28,8 +28,7 @@ CASES: dict[str, str] = {
     ),
     # a chunk too long, one too short, one of the wrong type, one missed, one invented
     "boundaries_wrong": (
-        "Rome I-LOC I-LOC\nand I-LOC O\nParis O O\nthe I-ORG I-ORG\nUN I-ORG O\nsaid O I-PER\n"
-        "Tom I-PER I-ORG\nX O O\n"
+        "Rome I-LOC I-LOC\nand I-LOC O\nParis O O\nthe I-ORG I-ORG\nUN I-ORG O\nsaid O I-PER\nTom I-PER I-ORG\nX O O\n"
     ),
     # empty sentences (several blank lines), a -X- boundary line, a chunk cut by the boundary
     "empty_sentences": "\n\nA I-PER I-PER\nB I-PER I-PER\n\n\n-X- O O\nC I-PER I-PER\n\nD I-LOC I-LOC\n",
@@ -116,8 +115,14 @@ def files(tmp_path: Path) -> tuple[Path, list[str]]:
     [
         (lambda p: p[:5], r"predictions.txt: ends at line 5, the references \(.*eng.testb\) continue to line 6"),
         (lambda p: [*p[:2], p[2].replace(" NNP ", " NN ", 1), *p[3:]], r"predictions.txt:3: field 'POS tag' is"),
-        (lambda p: [*p[:2], p[2] + " O", *p[3:]], r"predictions.txt:3: expected the references line .* and a predicted tag"),
-        (lambda p: [*p[:2], p[2][:-1] + "PER", *p[3:]], r"predictions.txt:3: predicted tag 'PER' is not O, B-TYPE or I-TYPE"),
+        (
+            lambda p: [*p[:2], p[2] + " O", *p[3:]],
+            r"predictions.txt:3: expected the references line .* and a predicted tag",
+        ),
+        (
+            lambda p: [*p[:2], p[2][:-1] + "PER", *p[3:]],
+            r"predictions.txt:3: predicted tag 'PER' is not O, B-TYPE or I-TYPE",
+        ),
         (lambda p: [*p[:1], "x", *p[2:]], r"predictions.txt:2: expected a blank line"),
         (lambda p: [*p, "", "extra NN O O O"], r"predictions.txt:\d+: a line beyond the \d+ lines of the references"),
     ],

@@ -206,12 +206,24 @@ def _cell(lines: list[str], number: int, cell: str) -> list[str]:
     ("edit", "message"),
     [
         (lambda ls: ls[:-3], r"response_conll: document .* \(line 1\) has no '#end document': truncated file\?"),
-        (lambda ls: [ls[0].replace("/0)", "/9)"), *ls[1:]], r"response_conll: no '#begin document \(case/identical_nested/0\); part 000'"),
+        (
+            lambda ls: [ls[0].replace("/0)", "/9)"), *ls[1:]],
+            r"response_conll: no '#begin document \(case/identical_nested/0\); part 000'",
+        ),
         (lambda ls: _cell(ls, 5, "(1)"), r"response_conll:6: a mention of entity 2 ends here without a beginning"),
         (lambda ls: _cell(ls, 3, "-"), r"response_conll:2: a mention of entity 1 opens here and never closes"),
-        (lambda ls: [*ls[:3], ls[3].replace(" sold ", " sells "), *ls[4:]], r"response_conll:4: field 'word' \(column 4\) is 'sells'"),
-        (lambda ls: [*ls[:3], *ls[4:]], r"response_conll:1: document '\(case/identical_nested/0\); part 000' has 7 token rows, the key .* has 8"),
-        (lambda ls: [*ls[:3], ls[3] + "   x", *ls[4:]], r"response_conll:4: 13 columns, the sentence's first row \(line 2\) has 12"),
+        (
+            lambda ls: [*ls[:3], ls[3].replace(" sold ", " sells "), *ls[4:]],
+            r"response_conll:4: field 'word' \(column 4\) is 'sells'",
+        ),
+        (
+            lambda ls: [*ls[:3], *ls[4:]],
+            r"response_conll:1: document '\(case/identical_nested/0\); part 000' has 7 token rows, the key .* has 8",
+        ),
+        (
+            lambda ls: [*ls[:3], ls[3] + "   x", *ls[4:]],
+            r"response_conll:4: 13 columns, the sentence's first row \(line 2\) has 12",
+        ),
         (lambda ls: ["stray row", *ls], r"response_conll:1: a token row outside any '#begin document'"),
     ],
 )

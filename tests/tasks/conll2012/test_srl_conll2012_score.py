@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import HarnessError
 from tasks.conll2012.fixtures import conll_rows, example
 from tasks.conll2012.score import score_srl
 
 # A case: documents of sentences of rows "word argtag ... argtag"; (key, response). Rows expand to the 11 first
 # columns of a *_conll row (tasks.conll2012.fixtures.conll_rows), the argument columns and a "-" coreference column.
+# fmt: off
 CASES: dict[str, tuple[list[list[str]], list[list[str]]]] = {
     # a discontinuous ARG1 (ARG1 ... C-ARG1) for two predicates: predicted in full for the first, without its C-
     # piece for the second
@@ -59,6 +59,7 @@ CASES: dict[str, tuple[list[list[str]], list[list[str]]]] = {
         [["Hello", "there"], ["Go (V*)", "home *"]],
     ),
 }
+# fmt: on
 
 # case -> (correct, excess, missed, precision, recall, F1, propositions, perfect props %) as srl-eval.pl printed them
 OFFICIAL: dict[str, tuple[int, int, int, float, float, float, int, float]] = {
@@ -74,7 +75,9 @@ def _document(name: str, sentences: list[list[str]]) -> list[str]:
     lines = [f"#begin document ({name}); part 000"]
     for sentence in sentences:
         rows = [row.split(" ") for row in sentence]
-        lines += conll_rows(name, [row[0] for row in rows], [list(col) for col in zip(*(r[1:] for r in rows))])
+        lines += conll_rows(
+            name, [row[0] for row in rows], [list(col) for col in zip(*(r[1:] for r in rows), strict=True)]
+        )
         lines.append("")
     return [*lines, "#end document"]
 
@@ -95,7 +98,12 @@ def case_files(folder: Path, name: str) -> tuple[Path, Path]:
 def test_the_port_gives_what_srl_eval_printed(name: str, tmp_path: Path) -> None:
     correct, excess, missed, precision, recall, f1, props, perfect = OFFICIAL[name]
     scores = score_srl(*case_files(tmp_path, name))
-    assert (scores["correct"], scores["excess"], scores["missed"], scores["propositions"]) == (correct, excess, missed, props)
+    assert (scores["correct"], scores["excess"], scores["missed"], scores["propositions"]) == (
+        correct,
+        excess,
+        missed,
+        props,
+    )
     got = [round(scores[k], 2) for k in ("precision", "recall", "f1", "perfect_props")]
     assert got == [precision, recall, f1, perfect]
 
