@@ -9,9 +9,10 @@ Layout read: ``<data_root>/conll-2012/v4/data/{train,development,test}/data/engl
 ``task="srl"``: each item is an :class:`SrlSentence` ``(id, words, pos, frames)``, ``id`` = ``"<document>:<n>"``
 (the document's ``#begin document`` name, the sentence's index in it), ``frames`` one ``(predicate position,
 phrases)`` per predicate-argument column, the phrases ``(label, first, last)`` as bracketed (``V``, ``C-ARG1``,
-``R-ARG0`` ... and nested ones), the predicate the first token of the column's ``V``. ``task="coref"``: each item is
-a :class:`CorefDocument` ``(id, sentences, speakers, clusters)``, clusters of ``(first, last)`` token positions
-counted over the whole document, read as the reference scorer reads them. Batches are lists of items, raw: no
+``R-ARG0`` ... and nested ones), the predicate the first token of the column's ``V`` (:func:`bio_tags` and
+:func:`bio_phrases` convert to and from the BIO tags most SRL models predict). ``task="coref"``: each item is a
+:class:`CorefDocument` ``(id, sentences, speakers, clusters)``, clusters of ``(first, last)`` token positions counted
+over the whole document, read as the reference scorer reads them. Batches are lists of items, raw: no
 tokenizer (ELMo, and the papers after it, bring their own).
 
 Validation serves ``development``, test serves ``test``. ``data_hash`` (after ``setup()``) is the sha256 of the
@@ -20,6 +21,7 @@ Validation serves ``development``, test serves ``test``. ``data_hash`` (after ``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -74,6 +76,29 @@ def coref_document(doc: Document) -> CorefDocument:
     sentences = tuple(tuple(row[3] for row in s.rows) for s in doc.sentences)
     speakers = tuple(tuple(row[9] if len(row) > 9 else "-" for row in s.rows) for s in doc.sentences)
     return CorefDocument(doc.name, sentences, speakers, tuple(tuple(chain) for chain in chains(doc)))
+
+
+def bio_tags(phrases: Phrases, length: int) -> list[str]:
+    """A predicate's phrases as BIO tags (``B-ARG0``, ``I-ARG0``, ``O``; ``B-V`` for the predicate), the labels most
+    span-based SRL models predict; nested phrases have no BIO form (a ValueError)."""
+    tags = ["O"] * length
+    for label, first, last in sorted(phrases, key=lambda phrase: phrase[1]):
+        if any(tag != "O" for tag in tags[first : last + 1]):
+            raise ValueError(f"phrase {label} ({first}, {last}) overlaps another: no BIO form")
+        tags[first : last + 1] = [f"B-{label}"] + [f"I-{label}"] * (last - first)
+    return tags
+
+
+def bio_phrases(tags: Sequence[str]) -> list[tuple[str, int, int]]:
+    """BIO tags back to ``(label, first, last)`` phrases; an ``I-X`` that does not continue an ``X`` opens one."""
+    phrases: list[tuple[str, int, int]] = []
+    for i, tag in enumerate(tags):
+        label = tag[2:]
+        if tag.startswith("I-") and phrases and phrases[-1][0] == label and phrases[-1][2] == i - 1:
+            phrases[-1] = (label, phrases[-1][1], i)
+        elif tag != "O":
+            phrases.append((label, i, i))
+    return phrases
 
 
 class Conll2012DataModule(pl.LightningDataModule):

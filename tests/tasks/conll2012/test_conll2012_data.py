@@ -9,7 +9,7 @@ import pytest
 
 from harness.errors import HarnessError
 from tasks.conll2012 import COREF_KEYS, SRL_KEYS
-from tasks.conll2012.data import Conll2012DataModule
+from tasks.conll2012.data import Conll2012DataModule, bio_phrases, bio_tags
 from tasks.conll2012.fixtures import example, split_folder, write_tiny_conll2012
 from tasks.conll2012.metric import CorefMetric, SrlMetric
 from tasks.conll2012.score import score_coref, score_srl
@@ -30,6 +30,22 @@ def test_srl_sentences_hold_the_bracketed_phrases_and_their_predicates(root: Pat
     assert first.frames[1][1] == (("ARG0", 4, 4), ("ARGM-MOD", 5, 5), ("V", 6, 6), ("ARG1", 7, 9))
     assert ("R-ARG1", 3, 3) in second.frames[0][1]
     assert len(data.items("train")) == 5 and len(data.items("development")) == 2 and len(data.data_hash) == 64
+
+
+def test_bio_tags_round_trip_the_phrases_of_every_predicate(root: Path) -> None:
+    data = Conll2012DataModule(root, task="srl")
+    for sentence in data.items("train"):
+        for _, phrases in sentence.frames:
+            assert bio_phrases(bio_tags(phrases, len(sentence.words))) == sorted(phrases, key=lambda p: p[1])
+    assert bio_tags((("ARG1", 0, 1), ("V", 2, 2)), 4) == ["B-ARG1", "I-ARG1", "B-V", "O"]
+    assert bio_phrases(["I-ARG0", "I-ARG1", "O", "B-V", "I-ARG0"]) == [
+        ("ARG0", 0, 0),
+        ("ARG1", 1, 1),
+        ("V", 3, 3),
+        ("ARG0", 4, 4),
+    ]
+    with pytest.raises(ValueError, match="overlaps"):
+        bio_tags((("ARG1", 0, 2), ("ARG2", 1, 1)), 3)
 
 
 def test_coref_documents_hold_nested_mentions_by_document_position(root: Path) -> None:
