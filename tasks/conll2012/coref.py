@@ -35,12 +35,13 @@ _CLOSE = re.compile(r"(\d+)\)")
 MAX_REPEATED = 10
 
 
-def _take(pattern: re.Pattern[str], cell: str) -> tuple[str | None, str]:
-    """Perl's ``s/pattern//``: the first match's group and the cell without it."""
-    found = pattern.search(cell)
-    if found is None:
-        return None, cell
-    return found.group(1), cell[: found.start()] + cell[found.end() :]
+def _take_all(pattern: re.Pattern[str], cell: str) -> tuple[list[str], str]:
+    """Perl's ``while ($cell =~ s/pattern//)``: the group of every match removed, first match first, and the rest."""
+    taken = []
+    while (found := pattern.search(cell)) is not None:
+        taken.append(found.group(1))
+        cell = cell[: found.start()] + cell[found.end() :]
+    return taken, cell
 
 
 @dataclass
@@ -55,22 +56,20 @@ class _Reading:
 def _read_cell(reading: _Reading, cell: str, token: int, line: int, path: Path) -> None:
     if cell == "_":
         return
-    while (number := _take(_DOUBLE, cell))[0] is not None:
-        cell = number[1]
-    while (number := _take(_SINGLE, cell))[0] is not None:
-        cell = number[1]
-        reading.entity(number[0]).append((token, token))
-    while (number := _take(_OPEN, cell))[0] is not None:
-        cell = number[1]
-        reading.entity(number[0])
-        reading.half.setdefault(number[0], []).append((token, line))
-    while (number := _take(_CLOSE, cell))[0] is not None:
-        cell = number[1]
-        opened = reading.half.get(number[0])
-        reading.entity(number[0])
+    _, cell = _take_all(_DOUBLE, cell)
+    singles, cell = _take_all(_SINGLE, cell)
+    for number in singles:
+        reading.entity(number).append((token, token))
+    opens, cell = _take_all(_OPEN, cell)
+    for number in opens:
+        reading.entity(number)
+        reading.half.setdefault(number, []).append((token, line))
+    closes, cell = _take_all(_CLOSE, cell)
+    for number in closes:
+        opened = reading.half.get(number)
         if not opened:
-            raise HarnessError(f"{path}:{line}: a mention of entity {number[0]} ends here without a beginning")
-        reading.entity(number[0]).append((opened.pop()[0], token))
+            raise HarnessError(f"{path}:{line}: a mention of entity {number} ends here without a beginning")
+        reading.entity(number).append((opened.pop()[0], token))
 
 
 def read_chains(cells: Sequence[tuple[int, str]], path: Path, document: str) -> list[list[Mention]]:

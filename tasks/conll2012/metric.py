@@ -95,7 +95,7 @@ class SrlMetric(_ResponseMetric):
     def update(self, preds: Sequence[Frames], target: Sequence[Frames], ids: Sequence[str] | None = None) -> None:
         self._keep(preds, target, ids)
         for predicted, gold in zip(preds, target, strict=True):
-            length = _length(predicted.values(), gold.values(), [[(p,)] for p in predicted])
+            length = _length(predicted.values(), gold.values(), [[(p,) for p in (*predicted, *gold)]])
             gold_columns = {p: srl.start_end_column(spans, length) for p, spans in gold.items()}
             outcome = srl.evaluate_sentence(_as_read(gold_columns), _as_read(predicted_columns(predicted, length)))
             ok, op, ms = outcome.totals()
