@@ -30,10 +30,6 @@ class Sentence:
     lines: list[int] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
 
-    @property
-    def words(self) -> list[str]:
-        return [row[WORD] if len(row) > WORD else "" for row in self.rows]
-
 
 @dataclass
 class Document:
