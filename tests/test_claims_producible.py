@@ -38,7 +38,6 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "abstract-swb-*": "Switchboard 300h (Hub5'00) with LAS-6-1280; no full config",
         "abstract-ch-*": "Switchboard 300h (Hub5'00) with LAS-6-1280; no full config",
         "t4-*": "Table 4: Switchboard 300h with LAS-6-1280; no full config",
-        "abstract-prior-hybrid-*": "another group's hybrid HMM systems, printed for comparison, not built",
     },
     "nas-fpn": {
         "abstract-amoebanet-ap": "AmoebaNet backbone not built; COCO test-dev is scored by the evaluation server",
