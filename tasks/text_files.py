@@ -24,6 +24,15 @@ from harness.errors import HarnessError
 _SHOWN = 5  # ids quoted in a message before "..."
 
 
+# the prediction CSV's header (id column, answer column) of each task; ``id,prediction`` where none is listed
+PREDICTION_COLUMNS = {"story-cloze": ("InputStoryid", "AnswerRightEnding")}
+
+
+def prediction_columns(task: str) -> tuple[str, str]:
+    """The header of ``task``'s prediction CSV."""
+    return PREDICTION_COLUMNS.get(task, ("id", "prediction"))
+
+
 def files_hash(folder: Path, names: Iterable[str], hint: str = "") -> str:
     """sha256 over ``name\\0 size\\0 bytes`` of each file ``folder/name``, in the order given."""
     digest = hashlib.sha256()
