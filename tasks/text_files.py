@@ -51,7 +51,7 @@ def _csv_rows(path: Path) -> list[tuple[int, list[str]]]:
     """``(line number, fields)`` of every non-blank row of a UTF-8 CSV (a byte-order mark is skipped)."""
     try:
         with Path(path).open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.reader(handle)
+            reader = csv.reader(handle, strict=True)  # an unclosed quote is an error, not a field running to the end
             return [(reader.line_num, row) for row in reader if any(field.strip() for field in row)]
     except OSError as exc:
         raise HarnessError(f"{path}: cannot open: {exc.strerror or exc}") from None

@@ -80,8 +80,8 @@ def write_tiny_lm1b(root: Path, sentences: int = 40, seed: int = 0) -> Path:
 
 # wikitext-103: 2 lines -> "the cat <eos> sat <eos>", log-probabilities summing to -10 nats: nll 2, perplexity e^2.
 WIKITEXT_EXAMPLE = (("the", -1.0), ("cat", -3.0), ("<eos>", -0.5), ("sat", -4.0), ("<eos>", -1.5))
-# lm1b: 2 sentences -> "a zeppelin </S> b </S>", the model's <UNK> for "zeppelin"; -8 nats: nll 2, perplexity e^2.
-LM1B_EXAMPLE = (("a", -1.0), ("<UNK>", -4.0), ("</S>", -0.5), ("b", -2.0), ("</S>", -0.5))
+# lm1b: 2 sentences -> "a zeppelin </S> b </S>", the model's <UNK> for "zeppelin"; -10 nats: nll 2, perplexity e^2.
+LM1B_EXAMPLE = (("a", -1.0), ("<UNK>", -4.0), ("</S>", -0.5), ("b", -4.0), ("</S>", -0.5))
 
 
 def example(root: Path, task_id: str) -> dict[str, Path]:
