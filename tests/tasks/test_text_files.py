@@ -39,10 +39,19 @@ def test_accuracy_is_the_share_of_right_answers(tmp_path: Path) -> None:
         ("id,prediction\na\n", r"p\.csv:2: 1 fields, expected 2"),
         ("id,prediction\n,entails\n", r"p\.csv:2: field 'id': empty id"),
         ("id,prediction\na,entails\na,neutral\n", r"p\.csv:3: field 'id': duplicate id 'a' \(first on line 2\)"),
-        ("id,prediction\na,contradiction\n", r"p\.csv:2: field 'prediction': 'contradiction' is not one of entails, neutral"),
+        (
+            "id,prediction\na,contradiction\n",
+            r"p\.csv:2: field 'prediction': 'contradiction' is not one of entails, neutral",
+        ),
         ("id,prediction\na,\n", r"p\.csv:2: field 'prediction': '' is not one of"),
-        ("id,prediction\na,entails\nz,neutral\n", r"p\.csv:3: id 'z' is not an example of .*refs\.tsv \(1 unknown ids: z\)"),
-        ("id,prediction\na,entails\nb,neutral\n", r"p\.csv: no prediction for 2 of the 4 examples of .*refs\.tsv \(ids c, d\)"),
+        (
+            "id,prediction\na,entails\nz,neutral\n",
+            r"p\.csv:3: id 'z' is not an example of .*refs\.tsv \(1 unknown ids: z\)",
+        ),
+        (
+            "id,prediction\na,entails\nb,neutral\n",
+            r"p\.csv: no prediction for 2 of the 4 examples of .*refs\.tsv \(ids c, d\)",
+        ),
         ('id,prediction\na,"entails\n', r"p\.csv: not readable as UTF-8 CSV"),
     ],
 )

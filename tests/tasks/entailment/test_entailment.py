@@ -99,8 +99,14 @@ def test_snli_predictions_for_dropped_pairs_are_unknown_ids(snli: Path, tmp_path
         ("{not json", r"x\.jsonl:2: not a JSON object"),
         ('["a list"]', r"x\.jsonl:2: not a JSON object"),
         ('{"pairID": "p", "sentence1": "s", "gold_label": "neutral"}', r"x\.jsonl:2: field 'sentence2': missing"),
-        ('{"pairID": "p", "sentence1": "s", "sentence2": "t", "gold_label": "maybe"}', r"x\.jsonl:2: field 'gold_label': 'maybe'"),
-        ('{"pairID": "a", "sentence1": "s", "sentence2": "t", "gold_label": "neutral"}', r"x\.jsonl: id 'a' appears twice"),
+        (
+            '{"pairID": "p", "sentence1": "s", "sentence2": "t", "gold_label": "maybe"}',
+            r"x\.jsonl:2: field 'gold_label': 'maybe'",
+        ),
+        (
+            '{"pairID": "a", "sentence1": "s", "sentence2": "t", "gold_label": "neutral"}',
+            r"x\.jsonl: id 'a' appears twice",
+        ),
     ],
 )
 def test_malformed_snli_lines_are_named(tmp_path: Path, line: str, message: str) -> None:

@@ -33,7 +33,14 @@ def test_wikitext_layout_is_read_from_the_parent_folder_with_eos_per_line(wikite
     module.setup()
     lines = (wikitext / "wikitext-103" / "wiki.test.tokens").read_text(encoding="utf-8").splitlines()
     assert len(module.ids["test"]) == sum(len(line.split()) + 1 for line in lines)
-    assert read_tokens(wikitext / "wikitext-103" / "wiki.test.tokens")[:6] == ["<eos>", "=", "Article", "0", "=", "<eos>"]
+    assert read_tokens(wikitext / "wikitext-103" / "wiki.test.tokens")[:6] == [
+        "<eos>",
+        "=",
+        "Article",
+        "0",
+        "=",
+        "<eos>",
+    ]
     assert {"@,@", "@-@", "<unk>", "<eos>"} <= set(module.vocab)
     assert len(module.data_hash) == 64 and module.scoring(0, wikitext).task == "wikitext-103"
 
@@ -76,13 +83,17 @@ def test_lm1b_archive_folder_gives_heldout_shard_zero(lm1b: Path, tmp_path: Path
     predictions = tmp_path / "p.tsv"
     predictions.write_text("".join(f"{t}\t{-math.log(10)}\n" for t in tokens), encoding="utf-8")
     assert score_lm1b(lm1b, predictions)["perplexity"] == pytest.approx(10.0)
-    assert score_lm1b(lm1b / "1-billion-word-language-modeling-benchmark-r13output", predictions)["tokens"] == len(tokens)
+    assert score_lm1b(lm1b / "1-billion-word-language-modeling-benchmark-r13output", predictions)["tokens"] == len(
+        tokens
+    )
 
 
 def test_lm1b_module_reads_shards_maps_rare_words_to_unk_and_rescores(lm1b: Path, tmp_path: Path) -> None:
     module = Lm1bDataModule(lm1b, batch_size=2, bptt=6, train_shards=2)
     module.setup()
-    assert module.shards()["train"] == [train_shard(1), train_shard(2)] and module.shards()["test"] == [heldout_shard(0)]
+    assert module.shards()["train"] == [train_shard(1), train_shard(2)] and module.shards()["test"] == [
+        heldout_shard(0)
+    ]
     assert "zeppelin" not in module.vocab and module.ids["test"][1] == module.vocab["<UNK>"]
     inputs, targets = next(iter(module.train_dataloader()))
     assert inputs.shape == targets.shape == (2, 6) and torch.equal(inputs[:, 1:], targets[:, :-1])

@@ -43,7 +43,9 @@ def test_race_levels_and_natural_file_order(race: Path) -> None:
     assert len(middle) == len(high) == 6 and RACE_FILES["test"] == (2, 10)
 
 
-@pytest.mark.parametrize(("task", "scorer", "count"), [("race", score_race, 12), ("race-m", score_race_m, 6), ("race-h", score_race_h, 6)])
+@pytest.mark.parametrize(
+    ("task", "scorer", "count"), [("race", score_race, 12), ("race-m", score_race_m, 6), ("race-h", score_race_h, 6)]
+)
 def test_race_module_serves_all_options_and_rescores(race: Path, tmp_path: Path, task: str, scorer, count: int) -> None:
     module = TextTaskDataModule(task, race, batch_size=count)
     module.setup()
@@ -81,7 +83,13 @@ def test_race_m_predictions_scored_as_race_h_are_unknown_ids(race: Path, tmp_pat
     ],
 )
 def test_malformed_race_files_are_named(tmp_path: Path, change, message: str) -> None:
-    row = {"answers": ["A", "B"], "options": [["a", "b", "c", "d"]] * 2, "questions": ["q1", "q2"], "article": "t", "id": "high1.txt"}
+    row = {
+        "answers": ["A", "B"],
+        "options": [["a", "b", "c", "d"]] * 2,
+        "questions": ["q1", "q2"],
+        "article": "t",
+        "id": "high1.txt",
+    }
     row = json.loads(json.dumps(row))
     change(row)
     (tmp_path / "1.txt").write_text(json.dumps(row))
@@ -103,7 +111,9 @@ def test_missing_race_level_names_the_layout(tmp_path: Path) -> None:
 def test_cloze_story_fields_and_answer_numbers(cloze: Path) -> None:
     path = cloze / CLOZE_FILES["test"][0]
     records = read_cloze(path)
-    assert len(records) == 6 and records[0].fields[0].endswith('"At last," said ' + records[0].fields[0].split()[0] + ', "here it is!"')
+    assert len(records) == 6 and records[0].fields[0].endswith(
+        '"At last," said ' + records[0].fields[0].split()[0] + ', "here it is!"'
+    )
     assert records[0].fields[1] == "" and len(records[0].fields[2]) == 2 and all(r.label in (0, 1) for r in records)
 
 
