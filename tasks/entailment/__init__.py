@@ -15,11 +15,11 @@
 
 Predictions (``harness score snli|scitail --references R --predictions P``): a CSV with the header
 ``id,prediction`` and one row per scored pair, the label spelled as the dataset spells it (``entailment`` ...,
-``entails`` / ``neutral``). Neither benchmark has a submission format of its own (SNLI's test labels are
-public; SciTail's leaderboard is closed), so the harness's ``id,prediction`` CSV of the text-classification tasks is
-used. References: the split's file as distributed (``snli_1.0_test.jsonl``, ``scitail_1.0_test.tsv``) or the
-dataset folder (its test file). Key: ``accuracy`` in percent. Unknown ids, missing ids, duplicate ids and labels
-outside the label set are errors naming the file, line and field (:func:`tasks.text_files.read_answers`).
+``entails`` / ``neutral``). Neither benchmark defines a submission format (both distribute their test labels), so
+the harness's ``id,prediction`` CSV of the text-classification tasks is used. References: the split's file as
+distributed (``snli_1.0_test.jsonl``, ``scitail_1.0_test.tsv``) or the dataset folder (its test file). Key:
+``accuracy`` in percent. Unknown ids, missing ids, duplicate ids and labels outside the label set are errors naming
+the file, line and field (:func:`tasks.text_files.read_answers`).
 
 This module is imported to list the registry: it imports nothing heavy.
 """

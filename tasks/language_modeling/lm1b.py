@@ -12,10 +12,11 @@ became the held-out set) and ``heldout-monolingual.tokenized.shuffled/news.en.he
   tokens the scorer counts. The ``</S>`` ending one sentence is the context the next is predicted from, standing
   for its ``<S>``, as Jozefowicz et al. (arXiv 1602.02410) feed sentences one after another without padding; the
   first sentence of a file is predicted after one ``</S>``.
-- **Vocabulary.** The training stream's words seen at least ``min_count`` times (3, the benchmark's rule, which
-  gives its 793,471 words with the markers on all 99 shards), most frequent first (ties by the word), plus
-  ``</S>`` and ``<UNK>``; every other word, in every split, is ``<UNK>``. The vocabulary spells the ids
-  (``vocab``: word -> id); a model with its own tokenizer (ELMo's characters) reads the words from it.
+- **Vocabulary.** The training stream's words seen at least ``min_count`` times (3, the benchmark's rule; its
+  published vocabulary of 793,471 entries also holds ``<S>``, which is never predicted here), most frequent first
+  (ties by the word), plus ``</S>`` and ``<UNK>``; every other word, in every split, is ``<UNK>``. The
+  vocabulary spells the ids (``vocab``: word -> id); a model with its own tokenizer (ELMo's characters) reads
+  the words from it.
 - **Batches** are those of :class:`tasks.language_modeling.wikitext.WikiTextDataModule` (``Windows``): training
   ``(batch_size, bptt)`` windows of the stream cut into equal rows; validation and test one row predicting every
   token of the file once, in order.

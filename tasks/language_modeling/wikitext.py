@@ -3,7 +3,7 @@
 Files: ``wiki.{train,valid,test}.tokens`` in ``data_root`` (the ``wikitext-103`` folder the archive unpacks to, or
 its parent). Each line's tokens and an ``<eos>`` make the stream (as the scorer counts them); the vocabulary is
 the whole training stream's tokens, most frequent first (ties by the token), ``<eos>`` and ``<unk>`` included
-(WikiText-103 has its rare words as ``<unk>`` already: its vocabulary is 267,735 types with ``<eos>``).
+(WikiText-103 has its rare words as ``<unk>`` already; Merity et al. give its vocabulary as 267,735 types).
 Batches are ``(inputs, targets)``, long ``(rows, bptt)``, read ``bptt`` columns at a time and in order (no
 shuffling: a recurrent model may carry its state across batches). Training: the stream cut into ``batch_size``
 equal rows (the remainder dropped), targets one token ahead. Validation and test: one row, the inputs the stream
