@@ -5,9 +5,14 @@ A family describes each task with a :class:`TextTaskSpec`: its split files, a re
 (an id as the task's prediction file spells it, the raw text fields, the label's index in ``labels``), and what the
 scorer takes as references. Nothing is tokenized: a batch is ``(fields, labels)``, ``fields`` a dict of field name
 -> list (one entry per example, strings, or for ``options`` a list of strings per example), ``labels`` a long
-``(N,)`` tensor; with a ``tokenizer`` (a callable or its ``"module:attribute"`` path) it is
-``(tokenizer(*columns), labels)``, the columns in the spec's field order (a sentence pair for the entailment tasks,
-as a pair tokenizer takes them; context, question, options for the multiple-choice tasks).
+``(N,)`` tensor. With a ``tokenizer``:
+
+- a :class:`tasks.tokenizers.Tokenizer` (or the path of a stored one, ``results/tokenizers/<sha256>.json``) gives
+  ``encode_batch`` of the batch, laid out by its template: one text (SST-5); the pair premise, hypothesis
+  (entailment); for multiple choice one pair per option, ``"<context> <question>"`` and the option, every tensor
+  reshaped to ``(N, options, ...)``;
+- any other callable (or its ``"module:attribute"`` path) gets the columns in the spec's field order,
+  ``tokenizer(*columns)``.
 
 Loaders: ``train`` from the spec's training split (shuffled), validation from its dev split, test from its test
 split; ``scoring`` says how the test loader's predictions are scored (ids in loader order, ``labels`` the answer
@@ -40,6 +45,7 @@ from harness.predictions import Scoring, check_count
 from harness.registry import load_object
 from tasks.loaders import make_loader
 from tasks.text_files import files_hash, prediction_columns, write_answers
+from tasks.tokenizers import Tokenizer, is_artifact_path, load_tokenizer
 
 # task id -> the module whose SPECS describe it (imported on use)
 FAMILIES = {
@@ -99,12 +105,33 @@ class RecordDataset(Dataset):
         return self.records[index]
 
 
+def encode_columns(tokenizer: Tokenizer, fields: Sequence[str], columns: list[list[Any]]) -> dict[str, Tensor]:
+    """A :class:`Tokenizer`'s padded batch of one text, a sentence pair, or (multiple choice) a pair per option."""
+    if "options" not in fields:
+        return tokenizer.encode_batch(columns[0], pairs=columns[1] if len(columns) > 1 else None)
+    contexts, questions, options = columns
+    firsts = [f"{c} {q}".strip() for c, q, row in zip(contexts, questions, options, strict=True) for _ in row]
+    encoded = tokenizer.encode_batch(firsts, pairs=[option for row in options for option in row])
+    count, choices = len(options), len(options[0])
+    return {key: value.reshape(count, choices, *value.shape[1:]) for key, value in encoded.items()}
+
+
 def collate(records: Sequence[Record], fields: Sequence[str], tokenizer: Callable[..., Any] | None = None) -> tuple:
     columns = [[record.fields[i] for record in records] for i in range(len(fields))]
     labels = torch.tensor([record.label for record in records], dtype=torch.long)
+    if isinstance(tokenizer, Tokenizer):
+        return encode_columns(tokenizer, fields, columns), labels
     if tokenizer is not None:
         return tokenizer(*columns), labels
     return dict(zip(fields, columns, strict=True)), labels
+
+
+def text_tokenizer(spec: Any) -> Callable[..., Any] | None:
+    """The ``tokenizer`` argument as an object: ``None``, a callable or :class:`Tokenizer`, a ``"module:attribute"``
+    naming one, or the path of a stored tokenizer (loaded with its hash checked)."""
+    if is_artifact_path(spec):
+        return load_tokenizer(spec)
+    return load_object(spec) if isinstance(spec, str) else spec
 
 
 class TextTaskDataModule(pl.LightningDataModule):
@@ -115,7 +142,8 @@ class TextTaskDataModule(pl.LightningDataModule):
         data_root: the dataset folder or its parent (each family's docstring names the folder).
         batch_size: examples per batch.
         num_workers: data-loader worker processes.
-        tokenizer: a callable (or its ``"module:attribute"`` path) applied to each batch's columns.
+        tokenizer: a :class:`tasks.tokenizers.Tokenizer` or the path of a stored one, or a callable (or its
+            ``"module:attribute"`` path) applied to each batch's columns (see the module docstring).
     """
 
     def __init__(
@@ -131,7 +159,7 @@ class TextTaskDataModule(pl.LightningDataModule):
         self.spec = spec(task)
         self.folder = self.spec.folder(Path(data_root))
         self.batch_size, self.num_workers = batch_size, num_workers
-        self.tokenizer = load_object(tokenizer) if isinstance(tokenizer, str) else tokenizer
+        self.tokenizer = text_tokenizer(tokenizer)
         self.cache: dict[str, list[Record]] = {}
         self.data_hash: str | None = None
 

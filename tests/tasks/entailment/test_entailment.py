@@ -136,3 +136,17 @@ def test_missing_split_files_name_the_layout(tmp_path: Path) -> None:
         score_scitail(tmp_path, tmp_path / "p.csv")
     with pytest.raises(HarnessError, match="call setup"):
         TextTaskDataModule("snli", tmp_path).train_dataloader()
+
+
+def test_a_shared_tokenizer_lays_out_premise_and_hypothesis_as_a_pair(snli: Path) -> None:
+    from tasks.tokenizers.words import WhitespaceTokenizer
+
+    tokenizer = WhitespaceTokenizer()
+    module = TextTaskDataModule("snli", snli, batch_size=2, tokenizer=tokenizer)
+    module.setup()
+    encoded, _ = next(iter(module.val_dataloader()))
+    first = module.records("dev")[0].fields
+    ids = encoded["input_ids"][0][encoded["attention_mask"][0].bool()].tolist()
+    words = [tokenizer.word_id(w) for w in first[0].split()], [tokenizer.word_id(w) for w in first[1].split()]
+    assert ids == [1, *words[0], 2, *words[1], 2]  # [CLS] premise [SEP] hypothesis [SEP]
+    assert encoded["token_type_ids"][0][: len(words[0]) + 2].tolist() == [0] * (len(words[0]) + 2)

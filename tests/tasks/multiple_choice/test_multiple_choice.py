@@ -155,3 +155,17 @@ def test_malformed_cloze_csv_is_named(tmp_path: Path) -> None:
     (tmp_path / "c.csv").write_text(header + "s1,a,b,c,d,e,f\n")
     with pytest.raises(HarnessError, match=r"c\.csv:2: field 'AnswerRightEnding': missing"):
         read_cloze(tmp_path / "c.csv")
+
+
+def test_a_shared_tokenizer_encodes_one_pair_per_option(race: Path) -> None:
+    from tasks.tokenizers.words import WhitespaceTokenizer
+
+    tokenizer = WhitespaceTokenizer()
+    module = TextTaskDataModule("race-m", race, batch_size=3, tokenizer=tokenizer)
+    module.setup()
+    encoded, labels = next(iter(module.test_dataloader()))
+    assert encoded["input_ids"].shape[:2] == (3, 4) and encoded["offsets"].shape[:2] == (3, 4) and len(labels) == 3
+    article, question, options = module.records("test")[1].fields
+    ids = encoded["input_ids"][1, 2][encoded["attention_mask"][1, 2].bool()].tolist()
+    first = [tokenizer.word_id(w) for w in f"{article} {question}".split()]
+    assert ids == [1, *first, 2, *[tokenizer.word_id(w) for w in options[2].split()], 2]
