@@ -20,9 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from tasks.imagenet.fixtures import atomic_fixture
-from tasks.language_modeling.lm1b import heldout_shard, train_shard
-from tasks.language_modeling.score import LM1B_FOLDER
-from tasks.language_modeling.wikitext import FILES, FOLDER
+from tasks.language_modeling.score import LM1B_FOLDER, heldout_shard, train_shard
 
 SUBJECTS = ("The ship", "A farmer", "The council", "Her brother", "The old mill", "A new road")
 VERBS = ("reached", "left", "built", "sold", "crossed", "named")
@@ -50,9 +48,10 @@ def write_tiny_wikitext(root: Path, articles: int = 6, seed: int = 0) -> Path:
 
     def build(tmp: Path) -> None:
         rng = np.random.default_rng(seed)
-        folder = tmp / FOLDER
+        folder = tmp / "wikitext-103"
         folder.mkdir()
-        for split, name in FILES.items():
+        for split in ("train", "valid", "test"):
+            name = f"wiki.{split}.tokens"
             count = articles if split == "train" else 2
             (folder / name).write_text("".join(_article(rng, n) for n in range(count)), encoding="utf-8")
 

@@ -37,24 +37,22 @@ from torch.utils.data import DataLoader
 
 from harness.errors import HarnessError
 from harness.predictions import Scoring
-from tasks.language_modeling.score import LM1B_EOS, LM1B_FOLDER, LM1B_HELDOUT, LM1B_UNK, text_lines
+from tasks.language_modeling.score import (
+    HELDOUT_SHARDS,
+    LM1B_EOS,
+    LM1B_FOLDER,
+    LM1B_HELDOUT,
+    LM1B_UNK,
+    TRAINING,
+    heldout_shard,
+    text_lines,
+    train_shard,
+)
 from tasks.language_modeling.wikitext import Windows, encode
 from tasks.text_files import files_hash
 
-TRAINING = "training-monolingual.tokenized.shuffled"
 TRAIN_SHARDS = 99
-HELDOUT_SHARDS = 50
 MIN_COUNT = 3
-
-
-def train_shard(number: int) -> str:
-    """``training-monolingual.tokenized.shuffled/news.en-000NN-of-00100`` (NN from 01 to 99)."""
-    return f"{TRAINING}/news.en-{number:05d}-of-00100"
-
-
-def heldout_shard(number: int) -> str:
-    """``heldout-monolingual.tokenized.shuffled/news.en.heldout-000NN-of-00050`` (NN from 00 to 49)."""
-    return f"{LM1B_HELDOUT}/news.en.heldout-{number:05d}-of-{HELDOUT_SHARDS:05d}"
 
 
 def archive_folder(root: Path) -> Path:

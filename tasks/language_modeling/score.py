@@ -39,6 +39,18 @@ WIKITEXT_TEST = "wiki.test.tokens"
 LM1B_FOLDER = "1-billion-word-language-modeling-benchmark-r13output"
 LM1B_HELDOUT = "heldout-monolingual.tokenized.shuffled"
 LM1B_TEST = f"{LM1B_HELDOUT}/news.en.heldout-00000-of-00050"
+TRAINING = "training-monolingual.tokenized.shuffled"
+HELDOUT_SHARDS = 50
+
+
+def train_shard(number: int) -> str:
+    """``training-monolingual.tokenized.shuffled/news.en-000NN-of-00100`` (NN from 01 to 99)."""
+    return f"{TRAINING}/news.en-{number:05d}-of-00100"
+
+
+def heldout_shard(number: int) -> str:
+    """``heldout-monolingual.tokenized.shuffled/news.en.heldout-000NN-of-00050`` (NN from 00 to 49)."""
+    return f"{LM1B_HELDOUT}/news.en.heldout-{number:05d}-of-{HELDOUT_SHARDS:05d}"
 
 
 def text_lines(path: Path) -> Iterator[str]:
