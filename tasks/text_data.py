@@ -95,6 +95,8 @@ def spec(task: str) -> TextTaskSpec:
 
 
 class RecordDataset(Dataset):
+    """The records of one split, served one at a time."""
+
     def __init__(self, records: Sequence[Record]) -> None:
         self.records = list(records)
 
@@ -126,12 +128,12 @@ def collate(records: Sequence[Record], fields: Sequence[str], tokenizer: Callabl
     return dict(zip(fields, columns, strict=True)), labels
 
 
-def text_tokenizer(spec: Any) -> Callable[..., Any] | None:
+def text_tokenizer(value: Any) -> Callable[..., Any] | None:
     """The ``tokenizer`` argument as an object: ``None``, a callable or :class:`Tokenizer`, a ``"module:attribute"``
     naming one, or the path of a stored tokenizer (loaded with its hash checked)."""
-    if is_artifact_path(spec):
-        return load_tokenizer(spec)
-    return load_object(spec) if isinstance(spec, str) else spec
+    if is_artifact_path(value):
+        return load_tokenizer(value)
+    return load_object(value) if isinstance(value, str) else value
 
 
 class TextTaskDataModule(pl.LightningDataModule):
