@@ -150,3 +150,14 @@ def test_a_shared_tokenizer_lays_out_premise_and_hypothesis_as_a_pair(snli: Path
     words = [tokenizer.word_id(w) for w in first[0].split()], [tokenizer.word_id(w) for w in first[1].split()]
     assert ids == [1, *words[0], 2, *words[1], 2]  # [CLS] premise [SEP] hypothesis [SEP]
     assert encoded["token_type_ids"][0][: len(words[0]) + 2].tolist() == [0] * (len(words[0]) + 2)
+
+
+def test_a_stored_tokenizer_is_loaded_by_its_path(snli: Path, tmp_path: Path) -> None:
+    from tasks.tokenizers import save_tokenizer
+    from tasks.tokenizers.words import WhitespaceTokenizer
+
+    path = save_tokenizer(WhitespaceTokenizer(), tmp_path)
+    module = TextTaskDataModule("snli", snli, batch_size=2, tokenizer=str(path))
+    module.setup()
+    encoded, _ = next(iter(module.val_dataloader()))
+    assert set(encoded) == {"input_ids", "attention_mask", "token_type_ids", "offsets"}
