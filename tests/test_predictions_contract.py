@@ -141,6 +141,21 @@ def _librispeech(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, 
     return metric, Scoring(task_id, files["references"], ids)
 
 
+def _switchboard(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """The example STM's scored segments in file order, two per batch, with the example's GLM."""
+    from tasks.switchboard.metric import Hub5WER
+    from tasks.switchboard.score import read_hypotheses, read_stm
+
+    segments = [s for s in read_stm(files["references"]) if not s.ignored]
+    hypotheses = read_hypotheses(files["predictions"])
+    metric = Hub5WER(glm=files["glm"])
+    for start in range(0, len(segments), 2):
+        batch = segments[start : start + 2]
+        preds = [hypotheses.get(s.id, (0, ""))[1] for s in batch]
+        metric.update(preds, [s.text for s in batch], ids=[s.id for s in batch])
+    return metric, Scoring(task_id, files["references"], [s.id for s in segments])
+
+
 def _token_log_probs(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
     """``wikitext-103``, ``lm1b``, ``debian-lm``: the example's log-probabilities with their tokens' ids (the
     vocabulary: the example's tokens, sorted), in two batches as a test loader serves them."""
@@ -241,6 +256,7 @@ FEEDERS: dict[str, Callable[[str, dict[str, Path], Path], tuple[Any, Scoring]]] 
     "tasks.entailment": _text_task,
     "tasks.sst": _text_task,
     "tasks.multiple_choice": _text_task,
+    "tasks.switchboard": _switchboard,
     "tasks.conll2003": _conll2003,
     "tasks.conll2012": _conll2012,
 }
