@@ -62,13 +62,17 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
+    """Model ids (JSON: a list of ids), filtered by ``--paper`` and a substring; the table shows each one's paper."""
     from harness import registry
 
-    ids = list(registry.models())
-    if args.json:
-        _emit(ids, True)
-    else:
-        print("\n".join(ids))
+    if args.paper:
+        registry.reproduction(args.paper)  # an unknown paper is an error, with a "did you mean"
+    rows = [
+        {"model": model_id, "paper": repro.id, "dataset": spec.dataset}
+        for model_id, (repro, spec) in registry.models().items()
+        if (not args.paper or repro.id == args.paper) and (args.query or "").lower() in model_id.lower()
+    ]
+    _emit([row["model"] for row in rows] if args.json else rows, args.json, ["model", "paper", "dataset"])
     return 0
 
 
@@ -76,10 +80,11 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from harness import registry
     from harness.errors import HarnessError
     from harness.profile import profile_model
+    from harness.suggest import did_you_mean
 
     known = registry.models()
     if args.model not in known:
-        raise HarnessError(f"unknown model {args.model!r}; see `harness models`")
+        raise HarnessError(f"unknown model {args.model!r}{did_you_mean(args.model, known)}; see `harness models`")
     profile = profile_model(known[args.model][1]).as_dict()
     if not args.json:
         print("(macs = multiply-adds of one forward pass at batch 1: torch FlopCounterMode FLOPs / 2)")
@@ -228,7 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     command("list", "reproductions, their tasks, tiers and claim counts")
-    command("models", "registered model ids")
+    p = command("models", "registered model ids, with the paper that registers each")
+    p.add_argument("query", nargs="?", help="show only model ids containing this text (any case)")
+    p.add_argument("--paper", help="show only this paper's models")
     command("profile", "parameters and multiply-adds of a model at the paper's input size").add_argument("model")
     command("claims", "all registered claims").add_argument("--paper")
     p = command("run", "run one tier of a paper, write run records and ingest them", json_flag=False)
@@ -272,7 +279,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and args.command != "score":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return cmd_score(args, extra) if args.command == "score" else HANDLERS[args.command](args)
+        code = cmd_score(args, extra) if args.command == "score" else HANDLERS[args.command](args)
+        sys.stdout.flush()  # inside the try: a reader that went away (`| head`) is not an error
+        return code
+    except BrokenPipeError:
+        return _stdout_closed()
     except HarnessError as exc:
         if args.debug:
             raise
@@ -281,6 +292,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
         return 130
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout closed it (``harness list --json | head``): stop quietly, as CLI tools do on SIGPIPE.
+    Python would otherwise report the failed flush at exit, so stdout is pointed at /dev/null first."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141  # 128 + SIGPIPE, the status a shell reports for a tool killed by a closed pipe
 
 
 if __name__ == "__main__":

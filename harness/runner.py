@@ -294,8 +294,18 @@ def _datamodule(resolved: dict[str, Any]) -> Any:
         load_object(resolved["prepare"]["function"])(root=Path(data_root), **(resolved["prepare"].get("args") or {}))
     datamodule = _instantiate(resolved["data"])
     if hasattr(datamodule, "verify"):
-        datamodule.verify()
+        _verify_data(datamodule, "prepare" in resolved)
     return datamodule
+
+
+def _verify_data(datamodule: Any, prepared: bool) -> None:
+    """A tier that reads the user's copy of a dataset (nothing ``prepare``s it) says how to point the run at it."""
+    try:
+        datamodule.verify()
+    except HarnessError as exc:
+        if prepared:
+            raise
+        raise HarnessError(f"{exc}; pass --data-root DIR, the folder that holds this dataset") from exc
 
 
 def _load_parent(system: Any, init_from: dict[str, Any], runs_dir: Path) -> None:
