@@ -101,19 +101,34 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """Run, ingest, then show what was measured and the verdicts it gave (JSON: records, results and the ingest)."""
     from harness.runner import run
     from harness.store import ingest
+    from harness.summary import json_safe, quiet_lightning, read_verdicts, run_rows
 
+    quiet_lightning()
     paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint)
-    for path in paths:
-        print(path)
-    return _report_ingest(ingest())
+    result = ingest()
+    rows = run_rows(paths, read_verdicts())
+    if args.json:
+        _emit(json_safe({"records": [str(p) for p in paths], "results": rows, "ingest": _ingest_doc(result)}), True)
+    else:
+        print("\n".join(str(path) for path in paths) + "\n")
+        print(_table(rows, ["model", "tier", "dataset", "split", "metric", "value", "claim_id", "reported", "status"]))
+    return _report_ingest(result)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     from harness.store import ingest
 
-    return _report_ingest(ingest(args.files))
+    result = ingest(args.files)
+    if args.json:
+        _emit(_ingest_doc(result), True)
+    return _report_ingest(result)
+
+
+def _ingest_doc(result: Any) -> dict[str, Any]:
+    return {"total": result.total, "added": [str(path) for path in result.added], "errors": list(result.errors)}
 
 
 def _report_ingest(result: Any) -> int:
@@ -238,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--paper", help="show only this paper's models")
     command("profile", "parameters and multiply-adds of a model at the paper's input size").add_argument("model")
     command("claims", "all registered claims").add_argument("--paper")
-    p = command("run", "run one tier of a paper, write run records and ingest them", json_flag=False)
+    p = command("run", "run one tier of a paper, write run records, ingest them and show the verdicts")
     p.add_argument("paper")
     p.add_argument("--tier", choices=TIERS, default="smoke")
     p.add_argument("--model")
@@ -255,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--predictions", required=True)
     p = command("rescore", "score a run's kept predictions again and compare with its record (exit 1 if they differ)")
     p.add_argument("run", help="a run id (in results/runs/) or a record file")
-    p = command("ingest", "load run records into results/harness.duckdb (idempotent)", json_flag=False)
+    p = command("ingest", "load run records into results/harness.duckdb (idempotent)")
     p.add_argument("files", nargs="*", type=Path, help="record files or folders (default: results/runs/)")
     command("report", "verdict per claim").add_argument("--paper")
     p = command("leaderboard", "serve the Streamlit leaderboard (headless: open the printed URL)", json_flag=False)

@@ -218,6 +218,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     import pytorch_lightning as pl
 
     from harness.predictions import PredictionsKeeper
+    from harness.summary import progress_bar
 
     identity = _identity(resolved)
     evaluations = plan(repro, resolved, identity)
@@ -232,7 +233,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     if "init_from" in resolved:
         _load_parent(system, resolved["init_from"], runs_dir)
     trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": False}
-    trainer_args = {**trainer_args, **(resolved.get("trainer") or {})}
+    trainer_args = progress_bar(resolved["tier"], {**trainer_args, **(resolved.get("trainer") or {})})
     keeper = PredictionsKeeper([e.run_id for e in evaluations], runs_dir.parent)  # predictions -> artifacts
     trainer = pl.Trainer(**{**trainer_args, "callbacks": [*(trainer_args.get("callbacks") or []), keeper]})
     started = now()

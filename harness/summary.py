@@ -1,0 +1,77 @@
+"""What ``harness run`` shows when it ends: the metrics each new record holds, the claims they judge and the
+verdicts; JSON without NaN (``null`` instead); Lightning's tips and one deprecation notice filtered out; a progress
+bar on long tiers when stderr is a terminal."""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+LONG_TIERS = ("budget", "full", "weights")  # training that takes minutes to days: show Lightning's progress bar
+NOISE = (
+    r"`isinstance\(treespec, LeafSpec\)` is deprecated",  # torch's pytree API, from inside Lightning
+    r"The '\w+' does not have many workers",  # the tiers choose their workers on purpose
+)
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by ``None`` (JSON has no NaN; ``null`` is valid)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(item) for item in value]
+    return value
+
+
+class _NoTips(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("💡 Tip")
+
+
+def quiet_lightning() -> None:
+    """Drop Lightning's advertising tips and the deprecation notices above; every other warning and log line stays."""
+    for name in ("pytorch_lightning.utilities.rank_zero", "lightning.pytorch.utilities.rank_zero"):
+        logging.getLogger(name).addFilter(_NoTips())
+    for message in NOISE:
+        warnings.filterwarnings("ignore", message=message)
+
+
+def progress_bar(tier: str, trainer_args: dict[str, Any]) -> dict[str, Any]:
+    """Trainer arguments with Lightning's progress bar on for a long tier run at a terminal (display only: the
+    config, and so the run id, are untouched)."""
+    if tier in LONG_TIERS and sys.stderr.isatty():
+        return {**trainer_args, "enable_progress_bar": True}
+    return trainer_args
+
+
+def run_rows(paths: Sequence[Path], verdicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per metric of each record at ``paths``, and per claim whose verdict rests on that run and metric
+    (``verdicts``: rows of the store's ``verdicts`` table with ``run_ids``); a metric no claim judges has one row."""
+    from harness.records import read_record
+
+    rows = []
+    for path in paths:
+        record = read_record(path)
+        for metric, value in record.metrics.items():
+            judged = [v for v in verdicts if record.run_id in (v.get("run_ids") or []) and v["metric"] == metric]
+            base = {"run_id": record.run_id, "model": record.model, "tier": record.tier, "dataset": record.dataset,
+                    "split": record.split, "metric": metric, "value": value}  # fmt: skip
+            rows += [
+                {**base, "claim_id": v["claim_id"], "reported": v["reported"], "status": v["status"]} for v in judged
+            ]
+            rows += [] if judged else [{**base, "claim_id": None, "reported": None, "status": None}]
+    return rows
+
+
+def read_verdicts(db_path: Path | None = None) -> list[dict[str, Any]]:
+    """Every verdict with the runs it rests on, as the last ingest wrote them."""
+    from harness.store import DB_PATH, query
+
+    return query("SELECT claim_id, metric, reported, status, run_ids FROM verdicts", db_path=db_path or DB_PATH)
