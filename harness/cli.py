@@ -161,6 +161,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """Runs with metrics as columns (csv, parquet) or the Papers-with-Code model-index YAML, from the store."""
+    from harness import registry
+    from harness.export import export
+
+    if args.paper:
+        registry.reproduction(args.paper)
+    out = Path(args.output or f"results/export.{'yaml' if args.format == 'model-index' else args.format}")
+    count = export(out, args.format, args.paper)
+    what = "model(s)" if args.format == "model-index" else "run(s)"
+    print(f"exported {count} {what} to {out}", file=sys.stderr)
+    return 0
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """Replace this process with ``streamlit run leaderboard/app.py``: headless (no browser is opened), no telemetry."""
     import importlib.util
@@ -273,6 +287,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("ingest", "load run records into results/harness.duckdb (idempotent)")
     p.add_argument("files", nargs="*", type=Path, help="record files or folders (default: results/runs/)")
     command("report", "verdict per claim").add_argument("--paper")
+    p = command(
+        "export", "the store's runs with metrics as columns, or a Papers-with-Code model-index", json_flag=False
+    )
+    p.add_argument("--format", choices=("csv", "parquet", "model-index"), default="csv")
+    p.add_argument("--paper", help="only this paper's runs")
+    p.add_argument("--output", "-o", help="file to write (default: results/export.csv, .parquet or .yaml)")
     p = command("leaderboard", "serve the Streamlit leaderboard (headless: open the printed URL)", json_flag=False)
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="127.0.0.1", help="interface to listen on (0.0.0.0: every interface)")
@@ -282,7 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 HANDLERS = {
     "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
-    "ingest": cmd_ingest, "rescore": cmd_rescore, "report": cmd_report, "leaderboard": cmd_leaderboard,
+    "ingest": cmd_ingest, "export": cmd_export, "rescore": cmd_rescore, "report": cmd_report,
+    "leaderboard": cmd_leaderboard,
 }  # fmt: skip
 
 
