@@ -218,7 +218,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     import pytorch_lightning as pl
 
     from harness.predictions import PredictionsKeeper
-    from harness.summary import progress_bar
+    from harness.summary import log_artifacts, progress_bar, training_loggers
 
     identity = _identity(resolved)
     evaluations = plan(repro, resolved, identity)
@@ -232,7 +232,8 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     system = _instantiate(resolved["system"], model=resolved["model"])
     if "init_from" in resolved:
         _load_parent(system, resolved["init_from"], runs_dir)
-    trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": False}
+    loggers = training_loggers(LIGHTNING_DIR / repro.id / resolved["tier"], evaluations[0].run_id)
+    trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": loggers}
     trainer_args = progress_bar(resolved["tier"], {**trainer_args, **(resolved.get("trainer") or {})})
     keeper = PredictionsKeeper([e.run_id for e in evaluations], runs_dir.parent)  # predictions -> artifacts
     trainer = pl.Trainer(**{**trainer_args, "callbacks": [*(trainer_args.get("callbacks") or []), keeper]})
@@ -241,7 +242,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
         trainer.fit(system, datamodule=datamodule)
     artifacts = _save_checkpoint(system, runs_dir) if resolved.get("save_checkpoint") else {}
     results = trainer.test(system, datamodule=datamodule, verbose=False)
-    artifacts = {**cited, **_owned_artifacts(datamodule, system), **artifacts}  # owned: set up during fit or test
+    artifacts = {**cited, **_owned_artifacts(datamodule, system), **artifacts, **log_artifacts(loggers)}
     finished = now()
     if len(results) != len(evaluations):
         raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")

@@ -16,6 +16,7 @@ LONG_TIERS = ("budget", "full", "weights")  # training that takes minutes to day
 NOISE = (
     r"`isinstance\(treespec, LeafSpec\)` is deprecated",  # torch's pytree API, from inside Lightning
     r"The '\w+' does not have many workers",  # the tiers choose their workers on purpose
+    r"The number of training batches \(\d+\) is smaller than the logging interval",  # tiny tiers log each epoch
 )
 
 
@@ -75,3 +76,37 @@ def read_verdicts(db_path: Path | None = None) -> list[dict[str, Any]]:
     from harness.store import DB_PATH, query
 
     return query("SELECT claim_id, metric, reported, status, run_ids FROM verdicts", db_path=db_path or DB_PATH)
+
+
+def training_loggers(save_dir: Path, version: str) -> list[Any]:
+    """Lightning's CSV logger always (``<save_dir>/<version>/metrics.csv``), and TensorBoard's or MLflow's when that
+    package is installed: the training curves land where users look, under one folder per run."""
+    import importlib.util
+
+    from pytorch_lightning.loggers import CSVLogger
+
+    loggers: list[Any] = [CSVLogger(save_dir=str(save_dir), name="", version=version)]
+    if importlib.util.find_spec("tensorboard") or importlib.util.find_spec("tensorboardX"):
+        from pytorch_lightning.loggers import TensorBoardLogger
+
+        loggers.append(TensorBoardLogger(save_dir=str(save_dir), name="", version=version))
+    if importlib.util.find_spec("mlflow"):
+        from pytorch_lightning.loggers import MLFlowLogger
+
+        uri = (save_dir.parent / "mlruns").resolve().as_uri()
+        loggers.append(MLFlowLogger(experiment_name=save_dir.as_posix(), run_name=version, tracking_uri=uri))
+    return loggers
+
+
+def log_artifacts(loggers: Sequence[Any]) -> dict[str, str]:
+    """The run record's links to the training curves: ``training_log`` (the CSV), and the TensorBoard folder."""
+    found: dict[str, str] = {}
+    for logger in loggers:
+        kind = type(logger).__name__
+        if kind == "CSVLogger":
+            found["training_log"] = str(Path(logger.log_dir) / "metrics.csv")
+        elif kind == "TensorBoardLogger":
+            found["tensorboard_log"] = str(logger.log_dir)
+        elif kind == "MLFlowLogger":
+            found["mlflow_run"] = f"{logger._tracking_uri}#{logger.run_id}"
+    return found

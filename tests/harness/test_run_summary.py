@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -32,6 +33,12 @@ def test_run_ends_with_results_table_and_json(toy_site: Path, tmp_path: Path) ->
     assert doc["ingest"] == {"total": 1, "added": [], "errors": []}
     assert doc["records"] == [f"results/runs/{doc['results'][0]['run_id']}.json"]
     assert {(r["metric"], r["claim_id"]) for r in doc["results"]} >= {("accuracy", "mlp-accuracy"), ("error", None)}
+    record = json.loads((tmp_path / doc["records"][0]).read_text())
+    log = tmp_path / record["artifacts"]["training_log"]  # Lightning's CSV logger, in the run's own folder
+    assert log.parent.name == record["run_id"] and log.parent.parent == tmp_path / "results/lightning/toy-paper/smoke"
+    with log.open(newline="") as handle:
+        logged = list(csv.DictReader(handle))
+    assert float(next(row for row in logged if row["test/accuracy"])["test/accuracy"]) == record["metrics"]["accuracy"]
     ingested = harness_cli("ingest", "--json", cwd=tmp_path, site=toy_site)
     assert json.loads(ingested.stdout) == {"total": 1, "added": [], "errors": []}
 
