@@ -1,11 +1,10 @@
 """What ``harness run`` shows when it ends: the metrics each new record holds, the claims they judge and the
-verdicts; JSON without NaN (``null`` instead); Lightning's tips and one deprecation notice filtered out; a progress
+verdicts; Lightning's tips and one deprecation notice filtered out; a progress
 bar on long tiers when stderr is a terminal."""
 
 from __future__ import annotations
 
 import logging
-import math
 import sys
 import warnings
 from collections.abc import Sequence
@@ -18,17 +17,6 @@ NOISE = (
     r"The '\w+' does not have many workers",  # the tiers choose their workers on purpose
     r"The number of training batches \(\d+\) is smaller than the logging interval",  # tiny tiers log each epoch
 )
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with every NaN or infinite float replaced by ``None`` (JSON has no NaN; ``null`` is valid)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(item) for item in value]
-    return value
 
 
 class _NoTips(logging.Filter):

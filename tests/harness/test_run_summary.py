@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from harness.summary import json_safe, progress_bar
+from harness.summary import progress_bar
 from tests.conftest import harness_cli
 
 
@@ -41,13 +40,6 @@ def test_run_ends_with_results_table_and_json(toy_site: Path, tmp_path: Path) ->
     assert float(next(row for row in logged if row["test/accuracy"])["test/accuracy"]) == record["metrics"]["accuracy"]
     ingested = harness_cli("ingest", "--json", cwd=tmp_path, site=toy_site)
     assert json.loads(ingested.stdout) == {"total": 1, "added": [], "errors": []}
-
-
-def test_json_safe_turns_nan_and_inf_into_null() -> None:
-    doc = json_safe({"metrics": {"f1": math.nan, "wer": math.inf, "top1": 76.3}, "rows": [(-math.inf, 1)]})
-    assert (
-        json.dumps(doc, allow_nan=False) == '{"metrics": {"f1": null, "wer": null, "top1": 76.3}, "rows": [[null, 1]]}'
-    )
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
