@@ -283,6 +283,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
         return paths
     cited = _tokenizer_artifacts(resolved)  # checked before anything runs
     datamodule = _datamodule(resolved)
+    datamodule._log_hyperparams = False  # the loggers get the system's; Lightning refuses keys both share (crop_size)
     pl.seed_everything(resolved["seed"], workers=True)
     system = _instantiate(resolved["system"], model=resolved["model"])
     if "init_from" in resolved:
