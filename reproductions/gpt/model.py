@@ -58,8 +58,8 @@ class GPTConfig:
 
 
 GPT_1 = GPTConfig()
-# The budget tier's model (README.md): a BPE vocabulary of 4,000 trained on debian-lm, 128 positions, 3 layers.
-GPT_BUDGET = GPTConfig(vocab=4000, n_ctx=128, dim=128, layers=3, heads=4, hidden=512)
+# The budget tier's model (README.md): a BPE vocabulary of 4,000 trained on debian-lm, 64 positions, 3 layers.
+GPT_BUDGET = GPTConfig(vocab=4000, n_ctx=64, dim=128, layers=3, heads=4, hidden=512)
 
 
 class GPT(nn.Module):
@@ -119,9 +119,10 @@ class GPTForTask(GPT):
         init_weights(self.classifier)
 
     def logits(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(task logits, LM logits (N, T, vocab + 3))`` where N counts every sequence of the batch."""
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, lm: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(task logits, LM logits (N, T, vocab + 3))`` where N counts every sequence of the batch (``lm=False``:
+        no LM logits, ``None``)."""
         shape = input_ids.shape  # (B, T) or (B, S, T): S sequences per example
         ids = input_ids.reshape(-1, shape[-1])
         mask = torch.ones_like(ids) if attention_mask is None else attention_mask.reshape(-1, shape[-1])
@@ -133,10 +134,11 @@ class GPTForTask(GPT):
         if self.kind == "similarity":
             h_m = h_m.sum(1)  # both orderings, added element-wise
         scores = self.classifier(h_m)
-        return (scores.squeeze(-1) if self.kind == "multiple_choice" else scores), h @ embedding.T
+        scores = scores.squeeze(-1) if self.kind == "multiple_choice" else scores
+        return scores, (h @ embedding.T if lm else None)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
-        return self.logits(input_ids, attention_mask)[0]
+        return self.logits(input_ids, attention_mask, lm=False)[0]
 
 
 def init_weights(module: nn.Module, std: float = 0.02) -> None:
@@ -155,14 +157,14 @@ def lm_loss(lm_logits: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor
     return ((nll * mask[:, 1:]).sum(1) / mask[:, 1:].sum(1).clamp(min=1)).mean()
 
 
-MODELS = {"gpt": GPT_1, "gpt-budget-lm": GPT_BUDGET}
+SIZES = {"gpt": GPT_1, "gpt-budget": GPT_BUDGET}  # reproductions.gpt.variants names each model id's size
 
 
-def language_model(name: str = "gpt") -> GPT:
-    """The pre-training model ``name`` (``gpt``: GPT as released)."""
-    return GPT(MODELS[name])
+def language_model(size: str = "gpt") -> GPT:
+    """The pre-training model of ``size`` (``gpt``: GPT as released)."""
+    return GPT(SIZES[size])
 
 
-def task_model(name: str = "gpt", classes: int = 2, kind: str = "classification") -> GPTForTask:
-    """A fine-tuning model of size ``name`` with ``classes`` outputs for task ``kind``."""
-    return GPTForTask(MODELS[name], classes, kind)
+def task_model(size: str = "gpt", classes: int = 2, kind: str = "classification") -> GPTForTask:
+    """A fine-tuning model of ``size`` with ``classes`` outputs for task ``kind``."""
+    return GPTForTask(SIZES[size], classes, kind)
