@@ -3,13 +3,14 @@
 ``data_root`` is the folder ``python -m tasks.debian_corpora text OUT`` writes (``debian-lm/``,
 ``wordnet-lexname/``, ``fortune-category/``); :func:`prepare_text` builds it when missing (the tier's ``prepare``).
 
-- **BPE** (:func:`budget_tokenizer`): ``tokenizers``' BPE trained on ``wiki.train.tokens`` with ``vocab`` symbols
-  (``<unk>`` and ``<eos>`` included), words split at white space and a word's last symbol marked ``</w>`` as in the
-  released ``vocab_40000.bpe``; kept as ``data_root/gpt-bpe-<vocab>.json`` with its ids put in a canonical order
-  (specials, the base symbols sorted, then each merge's result in merge order: training twice gives the same
-  file), and named by its sha256 in every record's data hash. The corpus is WikiText-tokenised already; the
-  classification texts are tokenised the same way (``tasks.debian_corpora.tokenize``) before BPE. Case is kept
-  (the release lower-cases): the pre-training stage is scored on the corpus's own words.
+- **BPE** (:func:`budget_tokenizer`): GPT-1's character BPE from :mod:`tasks.tokenizers` (``train_bpe(...,
+  byte_level=False)``: a word's last symbol marked ``</w>`` as in the released ``vocab_40000.bpe``, lower-cased,
+  white space and punctuation split) with ``vocab`` symbols (``<unk>`` and ``<eos>`` included), trained on
+  ``wiki.train.tokens`` once and kept content-addressed under ``data_root``; every run stores it in
+  ``results/tokenizers/`` and cites it in its records (``tasks.tokenizers.register``), and its sha256 is part of
+  the data hash. The corpus is WikiText-tokenised already; the classification texts are tokenised the same way
+  (``tasks.debian_corpora.tokenize``) before BPE. The pre-training stage is scored on the corpus's own words: each
+  BPE symbol belongs to the white-space word its first character lies in.
 - **Pre-training** (:class:`GPTLMDataModule`): the training stream (each line's symbols, then ``<eos>``) cut into
   contiguous sequences of ``n_ctx + 1`` symbols, shuffled ("minibatches of ... randomly sampled, contiguous
   sequences"). Test: ``wiki.test.tokens`` in rows of ``n_ctx`` symbols, in order; the system sums each word's
@@ -20,9 +21,9 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
-import json
-import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +38,9 @@ from tasks.debian_corpora.corpus import CORPORA, LM_FILES, folder_hash
 from tasks.debian_corpora.data import DebianTextDataModule, lm_file
 from tasks.debian_corpora.score import EOS
 from tasks.debian_corpora.tokenize import UNK, tokenize
+from tasks.tokenizers import Tokenizer, load_tokenizer, register, save_tokenizer
 
 SPECIAL_SYMBOLS = (UNK, EOS)
-SUFFIX = "</w>"
 
 
 def prepare_text(root: Path) -> None:
@@ -65,81 +66,60 @@ def prepare_smoke(root: Path) -> None:
 # --- BPE ---------------------------------------------------------------------------------------------------------
 
 
-def _train_bpe(lines: list[str], vocab: int) -> dict[str, Any]:
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+def budget_tokenizer(data_root: str | Path, vocab: int, corpus: str = "debian-lm") -> Tokenizer:
+    """GPT-1's character BPE (:func:`tasks.tokenizers.hf.train_bpe`, ``byte_level=False``: ``</w>`` on a word's
+    last symbol, NFKC and lower-casing, BERT's pre-tokenizer) with ``vocab`` symbols, ``<unk>`` and ``<eos>``
+    included, trained on ``corpus``'s training text on first use and kept content-addressed in
+    ``data_root/<corpus>-gpt-bpe-<vocab>/<sha256>.json`` (training is deterministic: the same file again)."""
+    folder = Path(data_root) / f"{corpus}-gpt-bpe-{vocab}"
+    kept = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    if not kept:
+        from tasks.tokenizers.hf import train_bpe
 
-    tokenizer = Tokenizer(models.BPE(unk_token=UNK, end_of_word_suffix=SUFFIX))
-    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab, special_tokens=list(SPECIAL_SYMBOLS), end_of_word_suffix=SUFFIX, limit_alphabet=200,
-        show_progress=False,
-    )  # fmt: skip
-    tokenizer.train_from_iterator(lines, trainer)
-    return json.loads(tokenizer.to_str())
-
-
-def _canonical(spec: dict[str, Any]) -> dict[str, Any]:
-    """The trained tokenizer with ids in a fixed order (``tokenizers`` numbers the base symbols in hash order)."""
-    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in spec["model"]["merges"]]
-    merged = list(dict.fromkeys(a + b for a, b in merges))
-    base = sorted(set(spec["model"]["vocab"]) - set(merged) - set(SPECIAL_SYMBOLS))
-    order = [*SPECIAL_SYMBOLS, *base, *(s for s in merged if s not in base)]
-    spec["model"]["vocab"] = {symbol: index for index, symbol in enumerate(order)}
-    spec["model"]["merges"] = [list(m) for m in merges]
-    for token in spec.get("added_tokens", []):
-        token["id"] = spec["model"]["vocab"][token["content"]]
-    return spec
+        lines = file_lines(lm_file(Path(data_root) / corpus, "train"))
+        kept = [save_tokenizer(train_bpe(lines, vocab, byte_level=False, special_tokens=SPECIAL_SYMBOLS), folder)]
+    tokenizer = load_tokenizer(kept[0])
+    if tokenizer.vocab_size > vocab:
+        raise HarnessError(f"{kept[0]}: {tokenizer.vocab_size} symbols; the model has {vocab}")
+    return tokenizer
 
 
-def budget_tokenizer(data_root: str | Path, vocab: int, corpus: str = "debian-lm") -> tuple[Any, str]:
-    """``(tokenizers.Tokenizer, sha256 of its file)``, trained on ``corpus``'s training text on first use."""
-    from tokenizers import Tokenizer
-
-    prefix = "" if corpus == "debian-lm" else f"{corpus}-"
-    path = Path(data_root) / f"{prefix}gpt-bpe-{vocab}.json"
-    if not path.is_file():
-        lines = lm_file(Path(data_root) / corpus, "train").read_text(encoding="utf-8").split("\n")
-        text = json.dumps(_canonical(_train_bpe(lines, vocab)), sort_keys=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}")
-        temporary.write_text(text, encoding="utf-8")
-        temporary.replace(path)
-    text = path.read_text(encoding="utf-8")
-    tokenizer = Tokenizer.from_str(text)
-    if tokenizer.get_vocab_size() > vocab:
-        raise HarnessError(f"{path}: {tokenizer.get_vocab_size()} symbols; the model has {vocab}")
-    return tokenizer, hashlib.sha256(text.encode()).hexdigest()
-
-
-def released_tokenizer(model_dir: str | Path) -> tuple[Any, str]:
-    """``(tokenizers.Tokenizer, sha256)`` of the released vocabulary (``encoder_bpe_40000.json`` and
-    ``vocab_40000.bpe``, :func:`reproductions.gpt.weights.read_vocabulary`): words split at white space and
-    punctuation, lower-cased, a word's last symbol marked ``</w>``, an unknown symbol id 0, as the release encodes
-    after its spaCy tokenizer (which is not used here)."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+def released_tokenizer(model_dir: str | Path) -> Tokenizer:
+    """The released vocabulary (``encoder_bpe_40000.json`` and ``vocab_40000.bpe``,
+    :func:`reproductions.gpt.weights.read_vocabulary`) as a :class:`tasks.tokenizers.Tokenizer`: words split at white
+    space and punctuation, lower-cased, a word's last symbol marked ``</w>``, an unknown symbol id 0, as the release
+    encodes after its spaCy tokenizer (which is not used here)."""
+    from tokenizers import Tokenizer as RustTokenizer
+    from tokenizers import models, normalizers, pre_tokenizers
 
     from reproductions.gpt.weights import read_vocabulary
+    from tasks.tokenizers.hf import hf_tokenizer
 
     encoder, merges = read_vocabulary(model_dir)
     unknown = next(symbol for symbol, index in encoder.items() if index == 0)
-    tokenizer = Tokenizer(models.BPE(vocab=encoder, merges=merges, unk_token=unknown, end_of_word_suffix=SUFFIX))
-    tokenizer.normalizer = normalizers.Lowercase()
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    digest = hashlib.sha256()
-    for name in ("encoder_bpe_40000.json", "vocab_40000.bpe"):
-        digest.update((Path(model_dir) / name).read_bytes())
-    return tokenizer, digest.hexdigest()
+    rust = RustTokenizer(models.BPE(vocab=encoder, merges=merges, unk_token=unknown, end_of_word_suffix="</w>"))
+    rust.normalizer = normalizers.Lowercase()
+    rust.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    return hf_tokenizer(rust.to_str().encode("utf-8"))
 
 
-def encode_lines(tokenizer: Any, lines: list[str]) -> tuple[list[int], list[bool]]:
-    """The symbol stream of ``lines`` (each line's symbols, then ``<eos>``) and, per symbol, whether it ends a word
-    (``<eos>`` is a word of its own, as the scorer counts it)."""
-    eos = tokenizer.token_to_id(EOS)
+def encode_lines(tokenizer: Tokenizer, lines: list[str], words: bool = True) -> tuple[list[int], list[bool]]:
+    """The symbol stream of ``lines`` (each line's symbols, then ``<eos>``) and, with ``words``, per symbol whether it
+    ends one of the line's white-space-separated words (``<eos>`` is a word of its own, as the scorer counts it): a
+    symbol belongs to the word its first character lies in."""
+    eos = tokenizer.eos_token_id
     ids: list[int] = []
     ends: list[bool] = []
-    for encoding in tokenizer.encode_batch(lines):
-        words = encoding.word_ids
-        ids += encoding.ids + [eos]
-        ends += [words[i] != words[i + 1] for i in range(len(words) - 1)] + [True] * min(1, len(words)) + [True]
+    for number, line in enumerate(lines, start=1):
+        encoding = tokenizer.encode(line, special_tokens=False)
+        ids += [*encoding.ids, eos]
+        if not words:
+            continue
+        starts = [match.start() for match in re.finditer(r"\S+", line)]
+        owner = [bisect.bisect_right(starts, start) - 1 for start, _ in encoding.offsets]
+        if sorted(set(owner)) != list(range(len(starts))):
+            raise HarnessError(f"line {number}: {len(starts)} words but BPE symbols for {len(set(owner))} of them")
+        ends += [a != b for a, b in zip(owner, owner[1:], strict=False)] + [True] * bool(owner) + [True]
     return ids, ends
 
 
@@ -218,20 +198,21 @@ class GPTLMDataModule(pl.LightningDataModule):
         if self.test_set is not None:
             return
         hp, corpus = self.hparams, self.data_root / self.hparams.corpus
-        tokenizer, bpe_sha256 = budget_tokenizer(self.data_root, hp.vocab, hp.corpus)
+        tokenizer = budget_tokenizer(self.data_root, hp.vocab, hp.corpus)
+        register(self, tokenizer)  # the records cite it (results/tokenizers/<sha256>.json)
         train = file_lines(lm_file(corpus, "train"))[: hp.train_lines]
-        ids, _ = encode_lines(tokenizer, train)
+        ids, _ = encode_lines(tokenizer, train, words=False)
         length = hp.n_ctx + 1
         sequences = torch.tensor(ids[: len(ids) // length * length], dtype=torch.long).view(-1, length)
         self.train_set = TensorDataset(sequences)
         test = self.test_lines = file_lines(lm_file(corpus, "test"))[: hp.test_lines]
         ids, ends = encode_lines(tokenizer, test)
-        self.test_set = Rows(ids, ends, hp.n_ctx, tokenizer.token_to_id(EOS))
+        self.test_set = Rows(ids, ends, hp.n_ctx, tokenizer.eos_token_id)
         self.test_words = [word for line in test for word in [*line.split(), EOS]]
         if sum(ends) != len(self.test_words):
             raise HarnessError(f"{lm_file(corpus, 'test')}: {sum(ends)} BPE words for {len(self.test_words)} words")
         corpus_hash = folder_hash(corpus, LM_FILES.values())
-        self.data_hash = hashlib.sha256(f"{corpus_hash}\n{bpe_sha256}".encode()).hexdigest()
+        self.data_hash = hashlib.sha256(f"{corpus_hash}\n{tokenizer.digest}".encode()).hexdigest()
 
     def train_dataloader(self) -> DataLoader:
         return DataLoader(self.train_set, batch_size=self.hparams.batch_size, shuffle=True, drop_last=True)
@@ -259,9 +240,9 @@ class ClassificationInputs:
         self.tokenizer, self.special, self.max_part = tokenizer, Specials(vocab), max_part
 
     def __call__(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        words = [tokenize(text.replace("\\n", " ")) or [UNK] for text in texts]
-        encodings = self.tokenizer.encode_batch(words, is_pretokenized=True)
-        return pad([classification(e.ids, self.special, self.max_part) for e in encodings])
+        words = [" ".join(tokenize(text.replace("\\n", " "))) or UNK for text in texts]  # as the LM corpus reads
+        ids = [self.tokenizer.encode(text, special_tokens=False).ids for text in words]
+        return pad([classification(row, self.special, self.max_part) for row in ids])
 
 
 class GPTTextDataModule(DebianTextDataModule):
@@ -297,9 +278,12 @@ class GPTTextDataModule(DebianTextDataModule):
         if self.train_examples is not None:
             return
         if self.released_bpe is None:
-            tokenizer, bpe_sha256 = budget_tokenizer(self.root, self.vocab)
+            tokenizer = budget_tokenizer(self.root, self.vocab)
+            register(self, tokenizer)
+            digest = tokenizer.digest
         else:
-            tokenizer, bpe_sha256 = released_tokenizer(self.released_bpe)
+            tokenizer = released_tokenizer(self.released_bpe)
+            digest = tokenizer.digest
         self.tokenizer = ClassificationInputs(tokenizer, self.vocab, self.max_part)
         super().setup(stage)
-        self.data_hash = hashlib.sha256(f"{self.data_hash}\n{bpe_sha256}".encode()).hexdigest()
+        self.data_hash = hashlib.sha256(f"{self.data_hash}\n{digest}".encode()).hexdigest()

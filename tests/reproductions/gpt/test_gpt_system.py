@@ -87,15 +87,14 @@ def smoke_root(tmp_path_factory) -> Path:
 
 
 def test_bpe_file_is_kept_and_counts_words(smoke_root):
-    tokenizer, sha = budget_tokenizer(smoke_root, 300)
-    path = smoke_root / "gpt-bpe-300.json"
-    assert budget_tokenizer(smoke_root, 300)[1] == sha == hashlib.sha256(path.read_bytes()).hexdigest()  # reused
-    vocab = json.loads(path.read_text())["model"]["vocab"]
-    assert vocab["<unk>"] == 0 and vocab["<eos>"] == 1  # the canonical order: specials, base symbols sorted, merges
-    base = [s for s, i in sorted(vocab.items(), key=lambda item: item[1])][2:12]
-    assert base == sorted(base)
-    ids, ends = encode_lines(tokenizer, [" the <unk> of them ", ""])
-    assert len(ids) == len(ends) and sum(ends) == 4 + 2  # four words and two line ends
+    tokenizer = budget_tokenizer(smoke_root, 300)
+    (kept,) = (smoke_root / "debian-lm-gpt-bpe-300").glob("*.json")
+    assert kept.name == f"{tokenizer.digest}.json" == f"{hashlib.sha256(kept.read_bytes()).hexdigest()}.json"
+    assert budget_tokenizer(smoke_root, 300).digest == tokenizer.digest  # reused, not trained again
+    assert tokenizer.unk_token_id == 0 and tokenizer.eos_token_id == 1
+    ids, ends = encode_lines(tokenizer, [" the <unk> of well @-@ known ", " "])
+    assert len(ids) == len(ends) and sum(ends) == 6 + 2  # six words and two line ends
+    assert ids[-1] == ids[-2] == 1  # each line ends with <eos>
     with pytest.raises(HarnessError, match="symbols; the model has"):
         budget_tokenizer(smoke_root, 20)  # the corpus's alphabet alone is larger than 20 symbols
 
