@@ -128,7 +128,7 @@ def test_smoke_chain_runs_end_to_end(tmp_path):
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(CONFIGS.parents[2]), *sys.path])}
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", "gpt", "--tier", "smoke"], cwd=tmp_path, env=env,
+        [sys.executable, "-m", "harness.cli", "run", "gpt", "--tier", "smoke", "--config", str(CONFIGS / "smoke-finetune.yaml")], cwd=tmp_path, env=env,
         capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
