@@ -32,8 +32,8 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "v1-abstract-ssd-*": "the SSD300 detectors are not built",
     },
     "gpt": {
-        "t2-*": "GLUE's MNLI/QNLI/RTE test sets are scored by its server; SNLI and SciTail data modules are not here yet",
-        "t3-*": "the RACE and Story Cloze data modules are not here yet (issue 12's text tasks, other branches)",
+        "t2-*": "GLUE's MNLI/QNLI/RTE test sets are server-scored; no GPT config reads SNLI/SciTail yet (tasks new on main)",
+        "t3-*": "no GPT config reads RACE / Story Cloze yet (their data modules reached main as GPT was finished)",
         "t4-*": "GLUE test sets: scored by the evaluation server, no config evaluates them",
         "t5-*": "Table 5's GLUE test numbers (server-scored); its LSTM baseline is not built",
         "f2-transfer-layers-*": "the full-size transfer sweep (gpt-transfer-*) is not registered",

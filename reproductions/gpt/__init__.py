@@ -55,4 +55,9 @@ REPRODUCTION = Reproduction(
         "glue-rte",
     ),  # fmt: skip
     models=tuple(_spec(name) for name in VARIANTS),
+    # Table 5's LSTM and Figure 2's full-size transfer sweep (K layers transferred) are reported, not built.
+    unbuilt_models=("gpt-lstm", *(f"gpt-transfer-{k}" for k in range(13))),
+    # Table 4/5's GLUE score and Table 5's MNLI column (matched/mismatched mean); Figure 2's Winograd set (DPRD).
+    unbuilt_datasets=("glue", "glue-mnli", "dprd"),
+    metrics=("score", "avg_score", "relative_performance"),  # GLUE's score, Table 5's average, Figure 2 (right)
 )
