@@ -1,0 +1,304 @@
+"""ULMFiT's data on the budget corpora (docs/corpora.md): the three stages read the same vocabulary.
+
+- :func:`prepare_budget` / :func:`prepare_smoke` (a tier's ``prepare``): build the Debian text corpora into the data
+  root when they are not there (``tasks.debian_corpora``: ``debian-lm``, ``wordnet-lexname``,
+  ``fortune-category``; the smoke tier from the tiny package copies of ``tasks.debian_corpora.fixtures``) and write
+  the vocabulary file ``vocab-<K>.txt``: ``<pad>``, ``<eos>``, ``<unk>``, then the ``K - 3`` most frequent tokens
+  of ``debian-lm``'s training file (ties by the token). Every other token is ``<unk>``.
+- :class:`LMStreamDataModule` (stages a and b): a token stream in ``rows`` rows read in BPTT windows, as
+  Merity et al. train AWD-LSTM: training windows of variable length (``bptt`` with probability 0.95, else
+  ``bptt / 2``, then drawn from a normal distribution of standard deviation 5, at least 5 tokens), evaluation
+  windows of ``bptt`` over one row. The stream is ``debian-lm``'s ``wiki.*.tokens`` (general-domain pre-training)
+  or the training texts of a classification corpus, without their labels (target-task LM fine-tuning; the
+  evaluation stream is its test texts).
+- :class:`TokenizedTextDataModule` (stage c): ``tasks.debian_corpora``'s classification module with the texts turned
+  into right-padded id matrices and lengths; its last training batch is dropped when incomplete (batch norm needs
+  more than one example).
+
+Texts are tokenised as ``debian-lm`` was (``tasks.debian_corpora.tokenize``: WikiText's conventions), each
+paragraph followed by ``<eos>`` as the LM stream has it, so the classifier reads what the LM was trained on.
+``backwards=True`` reverses the stream (LM) or each document (classifier): the backward model of Section 3.3.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytorch_lightning as pl
+import torch
+from torch.utils.data import DataLoader, IterableDataset
+
+from harness.errors import HarnessError
+from tasks.debian_corpora.data import DebianTextDataModule, Windows, lm_file, read_classification, read_tokens
+from tasks.debian_corpora.tokenize import tokenize
+from tasks.text_classification.data import ExampleDataset, collate
+
+PAD, EOS, UNK = "<pad>", "<eos>", "<unk>"
+SPECIALS = (PAD, EOS, UNK)
+CORPORA = ("debian-lm", "wordnet-lexname", "fortune-category")
+
+
+# --- preparing ---------------------------------------------------------------------------------------------------
+
+
+def vocabulary_path(root: Path, max_vocab: int) -> Path:
+    return Path(root) / f"vocab-{max_vocab}.txt"
+
+
+def write_vocabulary(corpus: Path, path: Path, max_vocab: int) -> Path:
+    """The ``max_vocab`` tokens (specials first) of ``corpus``'s training file, one per line (see the docstring)."""
+    if max_vocab <= len(SPECIALS):
+        raise HarnessError(f"max_vocab must exceed {len(SPECIALS)}; got {max_vocab}")
+    counts = Counter(read_tokens(lm_file(corpus, "train")))
+    ranked = sorted((token for token in counts if token not in SPECIALS), key=lambda t: (-counts[t], t))
+    tokens = [*SPECIALS, *ranked[: max_vocab - len(SPECIALS)]]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_suffix(".tmp")
+    staging.write_text("".join(f"{token}\n" for token in tokens), encoding="utf-8")
+    staging.replace(path)
+    return path
+
+
+def _prepare(root: Path, source_root: Path, max_vocab: int) -> None:
+    from tasks.debian_corpora.corpus import build_text
+
+    if not all((root / name / "corpus.json").is_file() for name in CORPORA):
+        build_text(root, source_root)
+    if not vocabulary_path(root, max_vocab).is_file():
+        write_vocabulary(root / "debian-lm", vocabulary_path(root, max_vocab), max_vocab)
+
+
+def prepare_budget(root: Path, max_vocab: int = 8000, source_root: str = "/") -> None:
+    """The budget corpora from the installed Debian packages (about a minute, once) and the vocabulary file."""
+    _prepare(Path(root), Path(source_root), max_vocab)
+
+
+def prepare_smoke(root: Path, max_vocab: int = 200) -> None:
+    """Tiny corpora built from the fixture copies of the packages' files, and the vocabulary file."""
+    from tasks.debian_corpora.fixtures import write_debian_tree
+
+    root = Path(root)
+    if not (root / "debian-lm" / "corpus.json").is_file():
+        write_debian_tree(root / "packages")
+    _prepare(root, root / "packages", max_vocab)
+
+
+# --- the vocabulary ----------------------------------------------------------------------------------------------
+
+
+class Vocabulary:
+    """Token <-> id from a vocabulary file (one token per line, ``<pad>``, ``<eos>``, ``<unk>`` first)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.itos = self.path.read_text(encoding="utf-8").split("\n")[:-1]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise HarnessError(f"{self.path}: cannot read the vocabulary: {exc}") from None
+        if tuple(self.itos[: len(SPECIALS)]) != SPECIALS:
+            raise HarnessError(f"{self.path}: a vocabulary starts with the lines {', '.join(SPECIALS)}")
+        self.stoi = {token: index for index, token in enumerate(self.itos)}
+        self.sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def encode(self, tokens: Sequence[str]) -> list[int]:
+        unk = self.stoi[UNK]
+        return [self.stoi.get(token, unk) for token in tokens]
+
+    def encode_text(self, text: str) -> list[int]:
+        """A classification text: each paragraph (joined by the two characters ``\\n`` in the CSV) tokenised as the
+        LM corpus is, then ``<eos>``."""
+        ids: list[int] = []
+        for paragraph in text.split("\\n"):
+            ids += self.encode(tokenize(paragraph)) + [self.stoi[EOS]]
+        return ids
+
+
+def check_vocab_size(vocab: Vocabulary, expected: int | None) -> None:
+    if expected is not None and len(vocab) != expected:
+        raise HarnessError(f"{vocab.path}: {len(vocab)} tokens, but the config's vocab_size is {expected}")
+
+
+# --- language-model streams --------------------------------------------------------------------------------------
+
+
+class StreamWindows(IterableDataset):
+    """Training windows ``(inputs, targets)``, long ``(rows, L)``, over ``ids`` cut into ``rows`` rows; ``L`` is
+    drawn per window (variable-length BPTT) from a generator seeded by ``seed`` and the epoch."""
+
+    def __init__(self, ids: torch.Tensor, rows: int, bptt: int, variable: bool = True, seed: int = 0) -> None:
+        length = len(ids) // rows
+        if length < 2:
+            raise HarnessError(f"{len(ids)} tokens are too few for {rows} rows")
+        self.data = ids[: rows * length].view(rows, length)
+        self.bptt, self.variable, self.seed, self.epoch = bptt, variable, seed, 0
+
+    def __len__(self) -> int:
+        return math.ceil((self.data.shape[1] - 1) / self.bptt)
+
+    def window_length(self, generator: torch.Generator) -> int:
+        if not self.variable:
+            return self.bptt
+        base = self.bptt if float(torch.rand(1, generator=generator)) < 0.95 else self.bptt / 2
+        return max(5, int(base + 5 * float(torch.randn(1, generator=generator))))
+
+    def __iter__(self):
+        generator = torch.Generator().manual_seed(self.seed * 1000 + self.epoch)
+        self.epoch += 1
+        start, end = 0, self.data.shape[1] - 1
+        while start < end:
+            size = min(self.window_length(generator), end - start)
+            yield self.data[:, start : start + size], self.data[:, start + 1 : start + 1 + size]
+            start += size
+
+
+class LMStreamDataModule(pl.LightningDataModule):
+    """A token stream for the language model (see the module docstring).
+
+    Args:
+        data_root: the folder holding the corpora and the vocabulary file (the tier's prepared data root).
+        corpus: ``debian-lm`` (its ``wiki.{train,test}.tokens``) or a classification corpus (its texts).
+        max_vocab: which vocabulary file (``vocab-<max_vocab>.txt``).
+        batch_size: rows of the training stream.
+        bptt: tokens per window (the mean of the variable lengths).
+        train_tokens / eval_tokens: keep only the first so many tokens of the training / evaluation stream.
+        variable_bptt: draw training window lengths (Merity et al.) or use ``bptt`` always.
+        backwards: reverse the streams (a backward LM).
+        seed: of the window lengths.
+    """
+
+    def __init__(
+        self,
+        data_root: str | Path,
+        corpus: str = "debian-lm",
+        max_vocab: int = 8000,
+        batch_size: int = 32,
+        bptt: int = 70,
+        train_tokens: int | None = None,
+        eval_tokens: int | None = None,
+        variable_bptt: bool = True,
+        backwards: bool = False,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        self.data_root = Path(data_root)
+        self.ids: dict[str, torch.Tensor] = {}
+        self.vocab: Vocabulary | None = None
+        self.data_hash: str | None = None
+
+    def verify(self) -> None:
+        Vocabulary(vocabulary_path(self.data_root, self.hparams.max_vocab))
+        if self.hparams.corpus == "debian-lm":
+            for split in ("train", "test"):
+                lm_file(self.data_root / "debian-lm", split)
+        else:
+            read_classification(self.data_root / self.hparams.corpus, "test")
+
+    def _stream(self, split: str) -> list[int]:
+        folder = self.data_root / self.hparams.corpus
+        if self.hparams.corpus == "debian-lm":
+            return self.vocab.encode(read_tokens(lm_file(folder, split)))
+        ids: list[int] = []
+        for example in read_classification(folder, split):
+            ids += self.vocab.encode_text(example.text)
+        return ids
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.ids:
+            return
+        hp = self.hparams
+        self.vocab = Vocabulary(vocabulary_path(self.data_root, hp.max_vocab))
+        for split, cap in (("train", hp.train_tokens), ("test", hp.eval_tokens)):
+            ids = torch.tensor(self._stream(split)[:cap], dtype=torch.long)
+            self.ids[split] = ids.flip(0) if hp.backwards else ids
+        digest = hashlib.sha256(self.vocab.sha256.encode())
+        for split in ("train", "test"):
+            digest.update(self.ids[split].numpy().tobytes())
+        self.data_hash = digest.hexdigest()
+
+    def train_dataloader(self) -> DataLoader:
+        hp = self.hparams
+        windows = StreamWindows(self.ids["train"], hp.batch_size, hp.bptt, hp.variable_bptt, hp.seed)
+        return DataLoader(windows, batch_size=None)
+
+    def _eval_loader(self) -> DataLoader:
+        return DataLoader(Windows.scoring(self.ids["test"], self.vocab.stoi[EOS], self.hparams.bptt), batch_size=None)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._eval_loader()
+
+    def test_dataloader(self) -> DataLoader:
+        return self._eval_loader()
+
+
+# --- classification ----------------------------------------------------------------------------------------------
+
+
+class TextToIds:
+    """A batch of texts -> right-padded ids ``(B, T)`` (``<pad>`` = 0) and lengths ``(B,)``; documents longer
+    than ``max_tokens`` keep their last ``max_tokens`` tokens."""
+
+    def __init__(self, vocab: Vocabulary, backwards: bool = False, max_tokens: int | None = None) -> None:
+        self.vocab, self.backwards, self.max_tokens = vocab, backwards, max_tokens
+
+    def __call__(self, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        documents = [self.vocab.encode_text(text)[-self.max_tokens if self.max_tokens else 0 :] for text in texts]
+        documents = [document[::-1] if self.backwards else document for document in documents]
+        lengths = torch.tensor([max(1, len(document)) for document in documents], dtype=torch.long)
+        ids = torch.zeros(len(documents), int(lengths.max()), dtype=torch.long)
+        for row, document in enumerate(documents):
+            ids[row, : len(document)] = torch.tensor(document, dtype=torch.long)
+        return ids, lengths
+
+
+class TokenizedTextDataModule(DebianTextDataModule):
+    """``DebianTextDataModule`` over ``data_root/<corpus>`` with batches ``((ids, lengths), labels)``.
+
+    Args (besides the parent's ``batch_size``, ``per_class``, ``subset_seed``, ``subset_file``):
+        data_root: the prepared data root (corpora and vocabulary file).
+        corpus: ``wordnet-lexname`` or ``fortune-category``.
+        max_vocab: which vocabulary file.
+        backwards: read each document right to left.
+        max_tokens: keep each document's last so many tokens (``None``: all).
+    """
+
+    def __init__(
+        self,
+        data_root: str | Path,
+        corpus: str = "wordnet-lexname",
+        max_vocab: int = 8000,
+        batch_size: int = 32,
+        per_class: int | None = None,
+        subset_seed: int = 0,
+        subset_file: str | Path | None = None,
+        backwards: bool = False,
+        max_tokens: int | None = None,
+    ) -> None:
+        self.vocab = Vocabulary(vocabulary_path(Path(data_root), max_vocab))
+        tokenizer = TextToIds(self.vocab, backwards, max_tokens)
+        super().__init__(Path(data_root) / corpus, batch_size, 0, tokenizer, per_class, subset_seed, subset_file)
+        self.save_hyperparameters(ignore=["tokenizer"])
+
+    def setup(self, stage: str | None = None) -> None:
+        super().setup(stage)
+        self.data_hash = hashlib.sha256(f"{self.data_hash}\n{self.vocab.sha256}".encode()).hexdigest()
+
+    def train_dataloader(self) -> DataLoader:
+        if self.train_examples is None:
+            raise HarnessError("TokenizedTextDataModule: call setup() before asking for a dataloader")
+        batch = min(self.hparams.batch_size, len(self.train_examples))
+        return DataLoader(
+            ExampleDataset(self.train_examples),
+            batch_size=batch,
+            shuffle=True,
+            drop_last=len(self.train_examples) > batch,
+            collate_fn=functools.partial(collate, tokenizer=self.tokenizer),
+        )
