@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -262,12 +263,15 @@ class TextToIds:
 class TokenizedTextDataModule(DebianTextDataModule):
     """``DebianTextDataModule`` over ``data_root/<corpus>`` with batches ``((ids, lengths), labels)``.
 
-    Args (besides the parent's ``batch_size``, ``per_class``, ``subset_seed``, ``subset_file``):
+    Args (besides the parent's ``batch_size``, ``per_class``, ``subset_file``):
         data_root: the prepared data root (corpora and vocabulary file).
         corpus: ``wordnet-lexname`` or ``fortune-category``.
         max_vocab: which vocabulary file.
         backwards: read each document right to left.
         max_tokens: keep each document's last so many tokens (``None``: all).
+        subset_seed: seed of the per-class subset, or ``"run"``: the run's own seed (read in ``setup``, after the
+            runner's ``seed_everything``), so each seed of a budget run draws its own labelled examples and two
+            recipes run with one seed see the same ones.
     """
 
     def __init__(
@@ -277,17 +281,23 @@ class TokenizedTextDataModule(DebianTextDataModule):
         max_vocab: int = 8000,
         batch_size: int = 32,
         per_class: int | None = None,
-        subset_seed: int = 0,
+        subset_seed: int | str = 0,
         subset_file: str | Path | None = None,
         backwards: bool = False,
         max_tokens: int | None = None,
     ) -> None:
+        if subset_seed != "run" and not isinstance(subset_seed, int):
+            raise HarnessError(f"subset_seed is an integer or 'run' (the run's seed); got {subset_seed!r}")
         self.vocab = Vocabulary(vocabulary_path(Path(data_root), max_vocab))
         tokenizer = TextToIds(self.vocab, backwards, max_tokens)
-        super().__init__(Path(data_root) / corpus, batch_size, 0, tokenizer, per_class, subset_seed, subset_file)
+        seed = 0 if subset_seed == "run" else subset_seed
+        super().__init__(Path(data_root) / corpus, batch_size, 0, tokenizer, per_class, seed, subset_file)
         self.save_hyperparameters(ignore=["tokenizer"])
+        self.hparams.subset_seed = subset_seed
 
     def setup(self, stage: str | None = None) -> None:
+        if self.hparams.subset_seed == "run":  # the seed Lightning's seed_everything set for this run
+            self.hparams.subset_seed = int(os.environ.get("PL_GLOBAL_SEED", "0"))
         super().setup(stage)
         self.data_hash = hashlib.sha256(f"{self.data_hash}\n{self.vocab.sha256}".encode()).hexdigest()
 

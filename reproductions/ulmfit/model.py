@@ -56,7 +56,7 @@ class AWDConfig:
 # The paper's network and the budget tier's small one (same structure, sized for two CPU cores).
 VARIANTS: dict[str, AWDConfig] = {
     "paper": AWDConfig(),
-    "budget": AWDConfig(emb=96, hidden=192, layers=3),
+    "budget": AWDConfig(emb=64, hidden=128, layers=3),
 }
 PAPER_VOCAB = 60_000  # the vocabulary cap of the released fastai code (max_vocab=60000); the paper states none
 

@@ -104,6 +104,13 @@ def scheduled_optimizer(module: pl.LightningModule, groups: list[dict], schedule
     return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
 
+def set_threads(num_threads: int | None) -> None:
+    """CPU threads for torch's kernels (``None``: torch's default). The budget configs use one: an LSTM's small
+    per-step products gain little from a second thread and lose much when the cores are shared."""
+    if num_threads is not None:
+        torch.set_num_threads(num_threads)
+
+
 def ar_tar(dropped: torch.Tensor, raw: torch.Tensor, alpha: float, beta: float) -> torch.Tensor:
     """Merity et al.'s AR ``α · mean(dropped²)`` and TAR ``β · mean((h_t - h_{t-1})²)`` of the last layer."""
     loss = alpha * dropped.pow(2).mean() if alpha else dropped.new_zeros(())
@@ -129,9 +136,11 @@ class LanguageModelSystem(pl.LightningModule):
         weight_decay: float = 0.0,
         alpha: float = 2.0,
         beta: float = 1.0,
+        num_threads: int | None = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
+        set_threads(num_threads)
         if MODELS.get(model, (None,))[0] != "lm":
             raise HarnessError(f"{model!r} is not a ULMFiT language model; known: {', '.join(lm_ids())}")
         self.model: LanguageModel = build(model, vocab_size)
@@ -199,9 +208,11 @@ class ClassifierSystem(pl.LightningModule):
         betas: tuple[float, float] = BETAS,
         weight_decay: float = 0.0,
         bptt: int = 70,
+        num_threads: int | None = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
+        set_threads(num_threads)
         if recipe not in RECIPES:
             raise HarnessError(f"unknown recipe {recipe!r}; Table 7's rows here: {', '.join(RECIPES)}")
         if MODELS.get(model, (None,))[0] != "classifier":

@@ -2,7 +2,7 @@
 
 ``paper``: Section 4.1's AWD-LSTM (embedding 400, three LSTM layers of 1150, classifier hidden layer 50) with the
 released code's vocabulary cap of 60,000 tokens (the paper states no vocabulary size); the classifier with IMDb's
-two classes. ``budget``: the same structure sized for two CPU cores (embedding 96, LSTMs of 192) over the budget
+two classes. ``budget``: the same structure sized for two CPU cores (embedding 64, LSTMs of 128) over the budget
 tier's 8,000-token vocabulary, with ``wordnet-lexname``'s 45 classes. Importable without torch.
 """
 
