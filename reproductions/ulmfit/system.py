@@ -85,8 +85,11 @@ def param_groups(groups: list[list[nn.Module]], lrs: list[float]) -> list[dict]:
     seen: set[int] = set()
     result = []
     for modules, lr in zip(groups, lrs, strict=True):
-        params = [p for module in modules for p in module.parameters() if id(p) not in seen]
-        seen.update(id(p) for p in params)
+        params = []
+        for parameter in (p for module in modules for p in module.parameters()):
+            if id(parameter) not in seen:
+                seen.add(id(parameter))
+                params.append(parameter)
         result.append({"params": params, "lr": lr, "initial_lr": lr})
     return result
 
