@@ -14,7 +14,7 @@ def _spec(model: str) -> ModelSpec:
     else:  # a classifier also takes each document's length
         inputs = (ids, InputSpec("lengths", (1,), "int64", fill=PROFILE_TOKENS))
         test_inputs = (test_ids, InputSpec("lengths", (2,), "int64", low=1, high=13))
-    dataset = {"lm": "wikitext-103", "classifier": "imdb"}[kind] if vocab == 60_000 else "wordnet-lexname"
+    dataset = {"lm": "wikitext-103", "classifier": "imdb"}[kind] if vocab == 60_000 else "fortune-category"
     return ModelSpec(
         id=model,
         build="reproductions.ulmfit.variants:build",
@@ -30,6 +30,6 @@ REPRODUCTION = Reproduction(
     title="Universal Language Model Fine-tuning for Text Classification",
     arxiv="1801.06146v5",
     package="reproductions.ulmfit",
-    tasks=("imdb", "trec-6", "ag-news", "dbpedia", "yelp-2", "yelp-5", "debian-lm", "wordnet-lexname"),
+    tasks=("imdb", "trec-6", "ag-news", "dbpedia", "yelp-2", "yelp-5", "debian-lm", "fortune-category"),
     models=tuple(_spec(model) for model in MODELS),
 )

@@ -37,11 +37,13 @@ from torch.utils.data import DataLoader, IterableDataset
 from harness.errors import HarnessError
 from tasks.debian_corpora.data import DebianTextDataModule, Windows, lm_file, read_classification, read_tokens
 from tasks.debian_corpora.tokenize import tokenize
-from tasks.text_classification.data import ExampleDataset, collate
+from tasks.text_classification import LAYOUTS
+from tasks.text_classification.data import Example, ExampleDataset, TextClassificationDataModule, collate, read_split
 
 PAD, EOS, UNK = "<pad>", "<eos>", "<unk>"
 SPECIALS = (PAD, EOS, UNK)
 CORPORA = ("debian-lm", "wordnet-lexname", "fortune-category")
+LM_CORPORA = ("debian-lm", "wikitext-103")  # corpora in WikiText-103's layout (wiki.*.tokens)
 
 
 # --- preparing ---------------------------------------------------------------------------------------------------
@@ -127,6 +129,15 @@ def check_vocab_size(vocab: Vocabulary, expected: int | None) -> None:
         raise HarnessError(f"{vocab.path}: {len(vocab)} tokens, but the config's vocab_size is {expected}")
 
 
+def task_examples(root: Path, corpus: str, split: str) -> list[Example]:
+    """The ``train`` or ``test`` examples of a classification corpus under ``root``: a budget corpus
+    (``root/<corpus>``, Zhang et al.'s CSV layout) or one of the paper's six datasets (``tasks.text_classification``,
+    its archive folder under ``root``)."""
+    if corpus in LAYOUTS:
+        return read_split(corpus, root, split)
+    return read_classification(Path(root) / corpus, split)
+
+
 # --- language-model streams --------------------------------------------------------------------------------------
 
 
@@ -165,8 +176,10 @@ class LMStreamDataModule(pl.LightningDataModule):
 
     Args:
         data_root: the folder holding the corpora and the vocabulary file (the tier's prepared data root).
-        corpus: ``debian-lm`` (its ``wiki.{train,test}.tokens``) or a classification corpus (its texts).
+        corpus: ``debian-lm`` or ``wikitext-103`` (its ``wiki.{train,test}.tokens``), or a classification corpus
+            (its texts).
         max_vocab: which vocabulary file (``vocab-<max_vocab>.txt``).
+        vocab_file: another vocabulary file (e.g. the released model's, converted).
         batch_size: rows of the training stream.
         bptt: tokens per window (the mean of the variable lengths).
         train_tokens / eval_tokens: keep only the first so many tokens of the training / evaluation stream.
@@ -187,28 +200,31 @@ class LMStreamDataModule(pl.LightningDataModule):
         variable_bptt: bool = True,
         backwards: bool = False,
         seed: int = 0,
+        vocab_file: str | None = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
         self.data_root = Path(data_root)
+        self.vocab_path = Path(vocab_file) if vocab_file else vocabulary_path(self.data_root, max_vocab)
         self.ids: dict[str, torch.Tensor] = {}
         self.vocab: Vocabulary | None = None
         self.data_hash: str | None = None
 
     def verify(self) -> None:
-        Vocabulary(vocabulary_path(self.data_root, self.hparams.max_vocab))
-        if self.hparams.corpus == "debian-lm":
+        if self.hparams.corpus not in LM_CORPORA or self.vocab_path.is_file():
+            Vocabulary(self.vocab_path)
+        if self.hparams.corpus in LM_CORPORA:
             for split in ("train", "test"):
                 lm_file(self.data_root / "debian-lm", split)
         else:
-            read_classification(self.data_root / self.hparams.corpus, "test")
+            task_examples(self.data_root, self.hparams.corpus, "test")
 
     def _stream(self, split: str) -> list[int]:
         folder = self.data_root / self.hparams.corpus
-        if self.hparams.corpus == "debian-lm":
+        if self.hparams.corpus in LM_CORPORA:
             return self.vocab.encode(read_tokens(lm_file(folder, split)))
         ids: list[int] = []
-        for example in read_classification(folder, split):
+        for example in task_examples(self.data_root, self.hparams.corpus, split):
             ids += self.vocab.encode_text(example.text)
         return ids
 
@@ -216,7 +232,9 @@ class LMStreamDataModule(pl.LightningDataModule):
         if self.ids:
             return
         hp = self.hparams
-        self.vocab = Vocabulary(vocabulary_path(self.data_root, hp.max_vocab))
+        if hp.corpus in LM_CORPORA and not self.vocab_path.is_file():  # stage a makes the vocabulary of the chain
+            write_vocabulary(self.data_root / hp.corpus, self.vocab_path, hp.max_vocab)
+        self.vocab = Vocabulary(self.vocab_path)
         for split, cap in (("train", hp.train_tokens), ("test", hp.eval_tokens)):
             ids = torch.tensor(self._stream(split)[:cap], dtype=torch.long)
             self.ids[split] = ids.flip(0) if hp.backwards else ids
@@ -302,13 +320,73 @@ class TokenizedTextDataModule(DebianTextDataModule):
         self.data_hash = hashlib.sha256(f"{self.data_hash}\n{self.vocab.sha256}".encode()).hexdigest()
 
     def train_dataloader(self) -> DataLoader:
-        if self.train_examples is None:
-            raise HarnessError("TokenizedTextDataModule: call setup() before asking for a dataloader")
-        batch = min(self.hparams.batch_size, len(self.train_examples))
-        return DataLoader(
-            ExampleDataset(self.train_examples),
-            batch_size=batch,
-            shuffle=True,
-            drop_last=len(self.train_examples) > batch,
-            collate_fn=functools.partial(collate, tokenizer=self.tokenizer),
-        )
+        return training_loader(self, self.train_examples, self.hparams.batch_size)
+
+
+def training_loader(owner: object, examples: Sequence[Example] | None, batch_size: int) -> DataLoader:
+    """Shuffled training batches; the last one is dropped when incomplete (batch norm needs two examples)."""
+    if examples is None:
+        raise HarnessError(f"{type(owner).__name__}: call setup() before asking for a dataloader")
+    batch = min(batch_size, len(examples))
+    return DataLoader(
+        ExampleDataset(examples),
+        batch_size=batch,
+        shuffle=True,
+        drop_last=len(examples) > batch,
+        collate_fn=functools.partial(collate, tokenizer=owner.tokenizer),
+    )
+
+
+class TokenizedBenchmarkDataModule(TextClassificationDataModule):
+    """One of the paper's six datasets (``tasks.text_classification``) with batches ``((ids, lengths), labels)``.
+
+    ``holdout`` > 0 holds that fraction of every class out of training (the examples ranked first by
+    ``sha256("holdout:<id>")``) and serves it as the validation and test loaders: Section 5's "we split off 10% of
+    the training set and report error rates on this validation set" (records' split ``val``). ``vocab_file``: the
+    vocabulary of the pre-trained LM (default ``data_root/vocab-<max_vocab>.txt``)."""
+
+    def __init__(
+        self,
+        dataset: str,
+        data_root: str | Path,
+        max_vocab: int = 60_000,
+        batch_size: int = 64,
+        holdout: float = 0.0,
+        backwards: bool = False,
+        max_tokens: int | None = None,
+        vocab_file: str | None = None,
+        num_workers: int = 0,
+    ) -> None:
+        self.vocab = Vocabulary(vocab_file or vocabulary_path(Path(data_root), max_vocab))
+        super().__init__(dataset, data_root, batch_size, num_workers, TextToIds(self.vocab, backwards, max_tokens))
+        self.save_hyperparameters(ignore=["tokenizer"])
+        self.holdout = holdout
+
+    def setup(self, stage: str | None = None) -> None:
+        super().setup(stage)
+        if self.holdout > 0 and "heldout" not in self.splits:
+            held = held_out(self.train_examples, self.holdout)
+            self.splits["heldout"] = [example for example in self.train_examples if example.id in held]
+            self.train_examples = [example for example in self.train_examples if example.id not in held]
+        self.data_hash = hashlib.sha256(f"{self.data_hash}\n{self.vocab.sha256}\n{self.holdout}".encode()).hexdigest()
+
+    def examples(self, split: str) -> list[Example]:
+        if split == "test" and self.holdout > 0:
+            self.setup()
+            return self.splits["heldout"]
+        return super().examples(split)
+
+    def train_dataloader(self) -> DataLoader:
+        return training_loader(self, self.train_examples, self.batch_size)
+
+
+def held_out(examples: Sequence[Example], fraction: float) -> set[str]:
+    """Ids of ``ceil(fraction * n_class)`` examples of every class, the first by ``sha256("holdout:<id>")``."""
+    by_class: dict[int, list[str]] = {}
+    for example in examples:
+        by_class.setdefault(example.label, []).append(example.id)
+    held: set[str] = set()
+    for ids in by_class.values():
+        ranked = sorted(ids, key=lambda i: hashlib.sha256(f"holdout:{i}".encode()).digest())
+        held.update(ranked[: math.ceil(fraction * len(ids))])
+    return held

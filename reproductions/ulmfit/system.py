@@ -35,6 +35,7 @@ from nets.finetune import (
     slanted_triangular,
     trainable_groups,
 )
+from nets.weights import read_state
 from reproductions.ulmfit.model import LanguageModel, TextClassifier, detach_state
 from reproductions.ulmfit.variants import MODELS, build
 from tasks.debian_corpora.metric import TokenPerplexity
@@ -114,6 +115,17 @@ def set_threads(num_threads: int | None) -> None:
         torch.set_num_threads(num_threads)
 
 
+def load_language_model(model: LanguageModel, path: str) -> None:
+    """Load a whole LM state (read safely, ``nets.weights``); a file without ``decoder.weight`` (it is the tied
+    embedding) gets it from ``encoder.embedding.weight``."""
+    state = read_state(path)
+    state.setdefault("decoder.weight", state.get("encoder.embedding.weight"))
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as exc:
+        raise HarnessError(f"{path}: weights do not fit the model: {exc}") from None
+
+
 def ar_tar(dropped: torch.Tensor, raw: torch.Tensor, alpha: float, beta: float) -> torch.Tensor:
     """Merity et al.'s AR ``α · mean(dropped²)`` and TAR ``β · mean((h_t - h_{t-1})²)`` of the last layer."""
     loss = alpha * dropped.pow(2).mean() if alpha else dropped.new_zeros(())
@@ -140,13 +152,19 @@ class LanguageModelSystem(pl.LightningModule):
         alpha: float = 2.0,
         beta: float = 1.0,
         num_threads: int | None = None,
+        checkpoint: str | None = None,
+        init_checkpoint: str | None = None,
     ) -> None:
+        """``checkpoint`` (weights to evaluate) or ``init_checkpoint`` (weights to fine-tune from): this model's
+        state as ``.safetensors`` (e.g. the released WikiText-103 LM converted by ``reproductions.ulmfit.weights``)."""
         super().__init__()
         self.save_hyperparameters()
         set_threads(num_threads)
         if MODELS.get(model, (None,))[0] != "lm":
             raise HarnessError(f"{model!r} is not a ULMFiT language model; known: {', '.join(lm_ids())}")
         self.model: LanguageModel = build(model, vocab_size)
+        if checkpoint or init_checkpoint:
+            load_language_model(self.model, checkpoint or init_checkpoint)
         self.state = None
         self.test_metrics = nn.ModuleList()
 

@@ -3,7 +3,7 @@
 ``paper``: Section 4.1's AWD-LSTM (embedding 400, three LSTM layers of 1150, classifier hidden layer 50) with the
 released code's vocabulary cap of 60,000 tokens (the paper states no vocabulary size); the classifier with IMDb's
 two classes. ``budget``: the same structure sized for two CPU cores (embedding 64, LSTMs of 128) over the budget
-tier's 8,000-token vocabulary, with ``wordnet-lexname``'s 45 classes. Importable without torch.
+tier's 8,000-token vocabulary, with ``fortune-category``'s 32 classes. Importable without torch.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ MODELS: dict[str, tuple[str, str, int, int | None]] = {
     "ulmfit-awd-lstm-lm": ("lm", "paper", 60_000, None),
     "ulmfit-classifier": ("classifier", "paper", 60_000, 2),
     "ulmfit-budget-lm": ("lm", "budget", 8_000, None),
-    "ulmfit-budget-classifier": ("classifier", "budget", 8_000, 45),
+    "ulmfit-budget-classifier": ("classifier", "budget", 8_000, 32),
 }
 PROFILE_TOKENS = 70  # the BPTT length: one window of the LM, one BPT3C chunk of the classifier
 
