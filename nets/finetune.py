@@ -12,7 +12,8 @@ ACL 2018, arXiv 1801.06146v5, Section 3), usable by any paper that fine-tunes a 
   (:func:`slanted_triangular`).
 - **Gradual unfreezing** (Section 3.3): "We first unfreeze the last layer and fine-tune all unfrozen layers for one
   epoch. We then unfreeze the next lower frozen layer and repeat, until we fine-tune all layers until convergence
-  at the last iteration." (:func:`trainable_groups`, :func:`unfreezing_stages`).
+  at the last iteration." (:func:`trainable_groups`, :func:`unfreezing_stages`); 'chain-thaw', the method Table 7
+  compares it with (:func:`chain_thaw`).
 
 Plain functions over group counts, epochs and steps: a training loop applies them to its optimizer's groups.
 """
@@ -70,10 +71,22 @@ def unfreezing_stages(epochs: int, groups: int) -> list[tuple[int, int]]:
     return [*stages, (start, epochs - start)]
 
 
-def set_trainable(groups: Sequence[Sequence[nn.Module]], trainable: int) -> None:
-    """Freeze every layer group but the top ``trainable`` ones (``requires_grad``; frozen weights get no gradient,
-    so an optimizer skips them)."""
-    for index, modules in enumerate(groups):
+def chain_thaw(epoch: int, groups: int) -> list[bool]:
+    """Which layer groups train in ``epoch`` under 'chain-thaw' (Felbo et al. 2017, Table 7's comparison): the new top
+    layer first, then each layer alone from the bottom up, then all of them."""
+    if epoch == 0:
+        return [index == groups - 1 for index in range(groups)]
+    if epoch < groups:
+        return [index == epoch - 1 for index in range(groups)]
+    return [True] * groups
+
+
+def set_trainable(groups: Sequence[Sequence[nn.Module]], trainable: int | Sequence[bool]) -> None:
+    """Freeze every layer group but the top ``trainable`` ones, or those whose flag is true (``requires_grad``; frozen
+    weights get no gradient, so an optimizer skips them)."""
+    if isinstance(trainable, int):
+        trainable = [index >= len(groups) - trainable for index in range(len(groups))]
+    for modules, train in zip(groups, trainable, strict=True):
         for module in modules:
             for parameter in module.parameters():
-                parameter.requires_grad_(index >= len(groups) - trainable)
+                parameter.requires_grad_(train)

@@ -12,7 +12,8 @@ The classifier's ``recipe`` is one row of Table 7: whether layers are unfrozen g
 learning rates are discriminative (``discr``), and the schedule (``stlr``, ``cos``, or constant). Learning rates as
 Section 5 gives them: ``η^L = 0.01`` with ``discr``, ``η_max = 0.01`` with a schedule (Section 3.2's STLR), "and a
 learning rate of 0.001 otherwise". ``from-scratch`` trains every layer at once with STLR (no pre-trained weights:
-its config has no ``init_from``); ``last`` trains the head only.
+its config has no ``init_from``); ``last`` trains the head only; ``chain-thaw`` (Felbo et al.) trains the head, then
+each layer alone from the bottom up, then all, at 0.001 for the head and 0.0001 below.
 
 Test metrics: the LM logs ``test/perplexity`` (and ``nll``) with ``tasks.debian_corpora.metric.TokenPerplexity``;
 the classifier ``test/top1``, ``test/top5`` and ``test/error`` (percent) with ``tasks.imagenet.metric``.
@@ -29,6 +30,7 @@ from torch import nn
 
 from harness.errors import HarnessError
 from nets.finetune import (
+    chain_thaw,
     cosine_annealing,
     discriminative_lrs,
     set_trainable,
@@ -48,7 +50,7 @@ BETAS = (0.7, 0.99)
 class Recipe:
     """A row of Table 7: gradual unfreezing, discriminative learning rates, schedule."""
 
-    unfreeze: str  # "gradual", "none" (all layers at once) or "last" (the head only)
+    unfreeze: str  # "gradual", "none" (all layers at once), "last" (the head only) or "chain" (chain-thaw)
     discriminative: bool
     schedule: str  # "stlr", "cos" or "constant"
 
@@ -58,6 +60,7 @@ RECIPES = {
     "full": Recipe("none", False, "constant"),
     "full+discr": Recipe("none", True, "constant"),
     "last": Recipe("last", False, "constant"),
+    "chain-thaw": Recipe("chain", False, "constant"),
     "freez": Recipe("gradual", False, "constant"),
     "freez+discr": Recipe("gradual", True, "constant"),
     "freez+stlr": Recipe("gradual", False, "stlr"),
@@ -251,6 +254,8 @@ class ClassifierSystem(pl.LightningModule):
             set_trainable(groups, trainable_groups(self.current_epoch, len(groups)))
         elif self.recipe.unfreeze == "last":
             set_trainable(groups, 1)
+        elif self.recipe.unfreeze == "chain":
+            set_trainable(groups, chain_thaw(self.current_epoch, len(groups)))
 
     def training_step(self, batch: tuple, batch_idx: int) -> torch.Tensor:
         (ids, lengths), labels = batch
@@ -283,6 +288,8 @@ class ClassifierSystem(pl.LightningModule):
         groups = self.model.layer_groups()
         factor = hp.factor if recipe.discriminative else 1.0
         lrs = discriminative_lrs(len(groups), top_lr(recipe, hp.lr), factor)
+        if recipe.unfreeze == "chain":  # Section 5: "0.001 and 0.0001 for the last and all other layers"
+            lrs = [lr / 10 for lr in lrs[:-1]] + lrs[-1:]
         return scheduled_optimizer(self, param_groups(groups, lrs), recipe.schedule)
 
 

@@ -6,6 +6,7 @@ import pytest
 from torch import nn
 
 from nets.finetune import (
+    chain_thaw,
     cosine_annealing,
     discriminative_lrs,
     set_trainable,
@@ -47,3 +48,9 @@ def test_gradual_unfreezing_adds_one_group_per_epoch() -> None:
 
 def test_cosine_annealing_ends_at_zero() -> None:
     assert cosine_annealing(0, 10) == pytest.approx(1.0) and cosine_annealing(10, 10) == pytest.approx(0.0)
+
+
+def test_chain_thaw_trains_the_new_layer_then_each_layer_alone_then_all() -> None:
+    assert [chain_thaw(epoch, 3) for epoch in range(5)] == [
+        [False, False, True], [True, False, False], [False, True, False], [True, True, True], [True, True, True],
+    ]  # fmt: skip
