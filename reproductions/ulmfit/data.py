@@ -15,8 +15,10 @@
   into right-padded id matrices and lengths; its last training batch is dropped when incomplete (batch norm needs
   more than one example).
 
-Texts are tokenised as ``debian-lm`` was (``tasks.debian_corpora.tokenize``: WikiText's conventions), each
-paragraph followed by ``<eos>`` as the LM stream has it, so the classifier reads what the LM was trained on.
+Texts are tokenised by ``tasks.tokenizers`` (:class:`Vocabulary`): at the budget tier as ``debian-lm`` was
+(WikiText's conventions), each paragraph followed by ``<eos>`` as the LM stream has it, so the classifier reads what
+the LM was trained on; at the full tier by ULMFiT's rule-based tokenizer. The tokenizer is stored content-addressed
+and cited by every record (``tasks.tokenizers.register``).
 ``backwards=True`` reverses the stream (LM) or each document (classifier): the backward model of Section 3.3.
 """
 
@@ -36,21 +38,36 @@ from torch.utils.data import DataLoader, IterableDataset
 
 from harness.errors import HarnessError
 from tasks.debian_corpora.data import DebianTextDataModule, Windows, lm_file, read_classification, read_tokens
-from tasks.debian_corpora.tokenize import tokenize
 from tasks.text_classification import LAYOUTS
 from tasks.text_classification.data import Example, ExampleDataset, TextClassificationDataModule, collate, read_split
+from tasks.tokenizers import Tokenizer, register
+from tasks.tokenizers.ulmfit import build_ulmfit_vocab, ulmfit_tokenizer
+from tasks.tokenizers.words import wikitext_tokenizer
 
-PAD, EOS, UNK = "<pad>", "<eos>", "<unk>"
+PAD, EOS, UNK = "<pad>", "<eos>", "<unk>"  # the budget vocabulary's specials (WikiText's <unk>, the LM's <eos>)
 SPECIALS = (PAD, EOS, UNK)
 CORPORA = ("debian-lm", "wordnet-lexname", "fortune-category")
+SCHEMES = {"wikitext": "txt", "ulmfit": "json"}  # tokenisation scheme -> vocabulary file suffix
 LM_CORPORA = ("debian-lm", "wikitext-103")  # corpora in WikiText-103's layout (wiki.*.tokens)
 
 
 # --- preparing ---------------------------------------------------------------------------------------------------
 
 
-def vocabulary_path(root: Path, max_vocab: int) -> Path:
-    return Path(root) / f"vocab-{max_vocab}.txt"
+def vocabulary_path(root: Path, max_vocab: int, scheme: str = "wikitext") -> Path:
+    if scheme not in SCHEMES:
+        raise HarnessError(f"unknown tokenisation scheme {scheme!r}; known: {', '.join(SCHEMES)}")
+    return Path(root) / f"vocab-{max_vocab}.{SCHEMES[scheme]}"
+
+
+def write_ulmfit_vocabulary(corpus: Path, path: Path, max_vocab: int) -> Path:
+    """ULMFiT's vocabulary (fastai's rules; the ``max_vocab`` most frequent tokens seen at least twice) of
+    ``corpus``'s training file, as the ``ulmfit-vocab`` artifact."""
+    lines = (line.strip() for line in lm_file(corpus, "train").read_text(encoding="utf-8").split("\n"))
+    tokenizer = build_ulmfit_vocab((line for line in lines if line), max_vocab, min_freq=2)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(tokenizer.backend.content())
+    return path
 
 
 def write_vocabulary(corpus: Path, path: Path, max_vocab: int) -> Path:
@@ -95,32 +112,71 @@ def prepare_smoke(root: Path, max_vocab: int = 200) -> None:
 
 
 class Vocabulary:
-    """Token <-> id from a vocabulary file (one token per line, ``<pad>``, ``<eos>``, ``<unk>`` first)."""
+    """A chain's vocabulary and its tokenizer (``tasks.tokenizers``), from the file stage a wrote:
+
+    - ``vocab-<K>.txt`` (``scheme: wikitext``, the budget tier): one token per line, ``<pad>``, ``<eos>``, ``<unk>``
+      first; texts tokenised as ``debian-lm`` was (``tasks.tokenizers.words.wikitext_tokenizer``), each paragraph
+      followed by ``<eos>``;
+    - ``vocab-<K>.json`` (``scheme: ulmfit``, the full tier): the ``ulmfit-vocab`` artifact of ULMFiT's rule-based
+      tokenizer (``tasks.tokenizers.ulmfit``: fastai's rules, ``xxmaj``, ``xxup``, ``xxrep`` ...); a text is
+      ``xxbos`` and its tokens (its ``\\n`` escapes become new lines), padding is ``xxpad``.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
-            self.itos = self.path.read_text(encoding="utf-8").split("\n")[:-1]
-        except (OSError, UnicodeDecodeError) as exc:
-            raise HarnessError(f"{self.path}: cannot read the vocabulary: {exc}") from None
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise HarnessError(f"{self.path}: cannot read the vocabulary: {exc.strerror or exc}") from None
+        self.sha256 = hashlib.sha256(data).hexdigest()
+        self.scheme = "ulmfit" if self.path.suffix == ".json" else "wikitext"
+        self.tokenizer = self._tokenizer(data)
+        self.stoi = {token: index for index, token in enumerate(self.itos)}
+        self.pad_id, self.eos_id = self.stoi[PAD if self.scheme == "wikitext" else "xxpad"], self.tokenizer.eos_token_id
+
+    def _tokenizer(self, data: bytes) -> Tokenizer:
+        if self.scheme == "ulmfit":
+            try:
+                tokenizer = ulmfit_tokenizer(data)
+            except HarnessError as exc:
+                raise HarnessError(f"{self.path}: {exc}") from None
+            self.itos = tokenizer.backend.itos
+            return tokenizer
+        try:
+            self.itos = data.decode("utf-8").split("\n")[:-1]
+        except UnicodeDecodeError as exc:
+            raise HarnessError(f"{self.path}: not UTF-8 text ({exc.reason})") from None
         if tuple(self.itos[: len(SPECIALS)]) != SPECIALS:
             raise HarnessError(f"{self.path}: a vocabulary starts with the lines {', '.join(SPECIALS)}")
-        self.stoi = {token: index for index, token in enumerate(self.itos)}
-        self.sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
+        return wikitext_tokenizer(self.itos)
 
     def __len__(self) -> int:
         return len(self.itos)
 
     def encode(self, tokens: Sequence[str]) -> list[int]:
-        unk = self.stoi[UNK]
+        """Tokens of an already tokenised LM corpus (WikiText's layout) -> ids, ``<unk>`` for the rest."""
+        unk = self.tokenizer.unk_token_id
         return [self.stoi.get(token, unk) for token in tokens]
 
     def encode_text(self, text: str) -> list[int]:
-        """A classification text: each paragraph (joined by the two characters ``\\n`` in the CSV) tokenised as the
-        LM corpus is, then ``<eos>``."""
+        """A text of a classification corpus (paragraphs joined by the two characters ``\\n``), or a line of a WikiText
+        file under the ``ulmfit`` scheme (whose rules undo WikiText's ``@-@`` markers)."""
+        if self.scheme == "ulmfit":
+            return self.tokenizer.encode(text).ids
         ids: list[int] = []
         for paragraph in text.split("\\n"):
-            ids += self.encode(tokenize(paragraph)) + [self.stoi[EOS]]
+            ids += self.tokenizer.encode(paragraph, special_tokens=False).ids + [self.eos_id]
+        return ids
+
+    def encode_corpus(self, path: Path) -> list[int]:
+        """A ``wiki.*.tokens`` file as one stream: its tokens and ``<eos>`` per line (``wikitext``), or each
+        non-empty line as a text (``ulmfit``)."""
+        if self.scheme == "wikitext":
+            return self.encode(read_tokens(path))
+        ids: list[int] = []
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if line.strip():
+                ids += self.encode_text(line.strip())
         return ids
 
 
@@ -178,7 +234,9 @@ class LMStreamDataModule(pl.LightningDataModule):
         data_root: the folder holding the corpora and the vocabulary file (the tier's prepared data root).
         corpus: ``debian-lm`` or ``wikitext-103`` (its ``wiki.{train,test}.tokens``), or a classification corpus
             (its texts).
-        max_vocab: which vocabulary file (``vocab-<max_vocab>.txt``).
+        max_vocab: which vocabulary file (``vocab-<max_vocab>.txt`` or ``.json``, see :class:`Vocabulary`); stage a
+            writes it from its LM corpus when it is missing.
+        scheme: ``wikitext`` (the budget tier) or ``ulmfit`` (the paper's rule-based tokenizer, the full tier).
         vocab_file: another vocabulary file (e.g. the released model's, converted).
         batch_size: rows of the training stream.
         bptt: tokens per window (the mean of the variable lengths).
@@ -201,11 +259,12 @@ class LMStreamDataModule(pl.LightningDataModule):
         backwards: bool = False,
         seed: int = 0,
         vocab_file: str | None = None,
+        scheme: str = "wikitext",
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
         self.data_root = Path(data_root)
-        self.vocab_path = Path(vocab_file) if vocab_file else vocabulary_path(self.data_root, max_vocab)
+        self.vocab_path = Path(vocab_file) if vocab_file else vocabulary_path(self.data_root, max_vocab, scheme)
         self.ids: dict[str, torch.Tensor] = {}
         self.vocab: Vocabulary | None = None
         self.data_hash: str | None = None
@@ -215,14 +274,14 @@ class LMStreamDataModule(pl.LightningDataModule):
             Vocabulary(self.vocab_path)
         if self.hparams.corpus in LM_CORPORA:
             for split in ("train", "test"):
-                lm_file(self.data_root / "debian-lm", split)
+                lm_file(self.data_root / self.hparams.corpus, split)
         else:
             task_examples(self.data_root, self.hparams.corpus, "test")
 
     def _stream(self, split: str) -> list[int]:
         folder = self.data_root / self.hparams.corpus
         if self.hparams.corpus in LM_CORPORA:
-            return self.vocab.encode(read_tokens(lm_file(folder, split)))
+            return self.vocab.encode_corpus(lm_file(folder, split))
         ids: list[int] = []
         for example in task_examples(self.data_root, self.hparams.corpus, split):
             ids += self.vocab.encode_text(example.text)
@@ -233,8 +292,10 @@ class LMStreamDataModule(pl.LightningDataModule):
             return
         hp = self.hparams
         if hp.corpus in LM_CORPORA and not self.vocab_path.is_file():  # stage a makes the vocabulary of the chain
-            write_vocabulary(self.data_root / hp.corpus, self.vocab_path, hp.max_vocab)
+            write = write_ulmfit_vocabulary if hp.scheme == "ulmfit" else write_vocabulary
+            write(self.data_root / hp.corpus, self.vocab_path, hp.max_vocab)
         self.vocab = Vocabulary(self.vocab_path)
+        register(self, self.vocab.tokenizer)  # the records cite the tokenizer (results/tokenizers/<sha256>)
         for split, cap in (("train", hp.train_tokens), ("test", hp.eval_tokens)):
             ids = torch.tensor(self._stream(split)[:cap], dtype=torch.long)
             self.ids[split] = ids.flip(0) if hp.backwards else ids
@@ -249,7 +310,7 @@ class LMStreamDataModule(pl.LightningDataModule):
         return DataLoader(windows, batch_size=None)
 
     def _eval_loader(self) -> DataLoader:
-        return DataLoader(Windows.scoring(self.ids["test"], self.vocab.stoi[EOS], self.hparams.bptt), batch_size=None)
+        return DataLoader(Windows.scoring(self.ids["test"], self.vocab.eos_id, self.hparams.bptt), batch_size=None)
 
     def val_dataloader(self) -> DataLoader:
         return self._eval_loader()
@@ -262,8 +323,8 @@ class LMStreamDataModule(pl.LightningDataModule):
 
 
 class TextToIds:
-    """A batch of texts -> right-padded ids ``(B, T)`` (``<pad>`` = 0) and lengths ``(B,)``; documents longer
-    than ``max_tokens`` keep their last ``max_tokens`` tokens."""
+    """A batch of texts -> ids ``(B, T)`` right-padded with the vocabulary's padding token, and lengths ``(B,)``;
+    documents longer than ``max_tokens`` keep their last ``max_tokens`` tokens."""
 
     def __init__(self, vocab: Vocabulary, backwards: bool = False, max_tokens: int | None = None) -> None:
         self.vocab, self.backwards, self.max_tokens = vocab, backwards, max_tokens
@@ -272,7 +333,7 @@ class TextToIds:
         documents = [self.vocab.encode_text(text)[-self.max_tokens if self.max_tokens else 0 :] for text in texts]
         documents = [document[::-1] if self.backwards else document for document in documents]
         lengths = torch.tensor([max(1, len(document)) for document in documents], dtype=torch.long)
-        ids = torch.zeros(len(documents), int(lengths.max()), dtype=torch.long)
+        ids = torch.full((len(documents), int(lengths.max())), self.vocab.pad_id, dtype=torch.long)
         for row, document in enumerate(documents):
             ids[row, : len(document)] = torch.tensor(document, dtype=torch.long)
         return ids, lengths
@@ -284,7 +345,7 @@ class TokenizedTextDataModule(DebianTextDataModule):
     Args (besides the parent's ``batch_size``, ``per_class``, ``subset_file``):
         data_root: the prepared data root (corpora and vocabulary file).
         corpus: ``wordnet-lexname`` or ``fortune-category``.
-        max_vocab: which vocabulary file.
+        max_vocab: which vocabulary file; scheme: its tokenizer (:class:`Vocabulary`).
         backwards: read each document right to left.
         max_tokens: keep each document's last so many tokens (``None``: all).
         subset_seed: seed of the per-class subset, or ``"run"``: the run's own seed (read in ``setup``, after the
@@ -297,6 +358,7 @@ class TokenizedTextDataModule(DebianTextDataModule):
         data_root: str | Path,
         corpus: str = "wordnet-lexname",
         max_vocab: int = 8000,
+        scheme: str = "wikitext",
         batch_size: int = 32,
         per_class: int | None = None,
         subset_seed: int | str = 0,
@@ -306,7 +368,7 @@ class TokenizedTextDataModule(DebianTextDataModule):
     ) -> None:
         if subset_seed != "run" and not isinstance(subset_seed, int):
             raise HarnessError(f"subset_seed is an integer or 'run' (the run's seed); got {subset_seed!r}")
-        self.vocab = Vocabulary(vocabulary_path(Path(data_root), max_vocab))
+        self.vocab = Vocabulary(vocabulary_path(Path(data_root), max_vocab, scheme))
         tokenizer = TextToIds(self.vocab, backwards, max_tokens)
         seed = 0 if subset_seed == "run" else subset_seed
         super().__init__(Path(data_root) / corpus, batch_size, 0, tokenizer, per_class, seed, subset_file)
@@ -318,6 +380,7 @@ class TokenizedTextDataModule(DebianTextDataModule):
             self.hparams.subset_seed = int(os.environ.get("PL_GLOBAL_SEED", "0"))
         super().setup(stage)
         self.data_hash = hashlib.sha256(f"{self.data_hash}\n{self.vocab.sha256}".encode()).hexdigest()
+        register(self, self.vocab.tokenizer)
 
     def train_dataloader(self) -> DataLoader:
         return training_loader(self, self.train_examples, self.hparams.batch_size)
@@ -350,6 +413,7 @@ class TokenizedBenchmarkDataModule(TextClassificationDataModule):
         dataset: str,
         data_root: str | Path,
         max_vocab: int = 60_000,
+        scheme: str = "ulmfit",
         batch_size: int = 64,
         holdout: float = 0.0,
         backwards: bool = False,
@@ -357,7 +421,7 @@ class TokenizedBenchmarkDataModule(TextClassificationDataModule):
         vocab_file: str | None = None,
         num_workers: int = 0,
     ) -> None:
-        self.vocab = Vocabulary(vocab_file or vocabulary_path(Path(data_root), max_vocab))
+        self.vocab = Vocabulary(vocab_file or vocabulary_path(Path(data_root), max_vocab, scheme))
         super().__init__(dataset, data_root, batch_size, num_workers, TextToIds(self.vocab, backwards, max_tokens))
         self.save_hyperparameters(ignore=["tokenizer"])
         self.holdout = holdout
@@ -369,6 +433,7 @@ class TokenizedBenchmarkDataModule(TextClassificationDataModule):
             self.splits["heldout"] = [example for example in self.train_examples if example.id in held]
             self.train_examples = [example for example in self.train_examples if example.id not in held]
         self.data_hash = hashlib.sha256(f"{self.data_hash}\n{self.vocab.sha256}\n{self.holdout}".encode()).hexdigest()
+        register(self, self.vocab.tokenizer)
 
     def examples(self, split: str) -> list[Example]:
         if split == "test" and self.holdout > 0:

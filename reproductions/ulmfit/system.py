@@ -157,15 +157,17 @@ class LanguageModelSystem(pl.LightningModule):
         num_threads: int | None = None,
         checkpoint: str | None = None,
         init_checkpoint: str | None = None,
+        pad_id: int = 0,
     ) -> None:
         """``checkpoint`` (weights to evaluate) or ``init_checkpoint`` (weights to fine-tune from): this model's
-        state as ``.safetensors`` (e.g. the released WikiText-103 LM converted by ``reproductions.ulmfit.weights``)."""
+        state as ``.safetensors`` (e.g. the released WikiText-103 LM converted by ``reproductions.ulmfit.weights``).
+        ``pad_id``: the vocabulary's padding token (0 for the budget vocabulary, 1 for ULMFiT's ``xxpad``)."""
         super().__init__()
         self.save_hyperparameters()
         set_threads(num_threads)
         if MODELS.get(model, (None,))[0] != "lm":
             raise HarnessError(f"{model!r} is not a ULMFiT language model; known: {', '.join(lm_ids())}")
-        self.model: LanguageModel = build(model, vocab_size)
+        self.model: LanguageModel = build(model, vocab_size, pad_id=pad_id)
         if checkpoint or init_checkpoint:
             load_language_model(self.model, checkpoint or init_checkpoint)
         self.state = None
@@ -233,6 +235,7 @@ class ClassifierSystem(pl.LightningModule):
         weight_decay: float = 0.0,
         bptt: int = 70,
         num_threads: int | None = None,
+        pad_id: int = 0,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -242,7 +245,7 @@ class ClassifierSystem(pl.LightningModule):
         if MODELS.get(model, (None,))[0] != "classifier":
             raise HarnessError(f"{model!r} is not a ULMFiT classifier; known: {', '.join(classifier_ids())}")
         self.recipe = RECIPES[recipe]
-        self.model: TextClassifier = build(model, vocab_size, num_classes=num_classes, bptt=bptt)
+        self.model: TextClassifier = build(model, vocab_size, num_classes=num_classes, bptt=bptt, pad_id=pad_id)
         self.test_metrics = nn.ModuleList()
 
     def forward(self, input_ids: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:

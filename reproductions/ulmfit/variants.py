@@ -25,5 +25,5 @@ def build(model: str, vocab_size: int | None = None, num_classes: int | None = N
 
     kind, variant, vocab, classes = MODELS[model]
     if kind == "lm":
-        return LanguageModel(vocab_size or vocab, VARIANTS[variant])
+        return LanguageModel(vocab_size or vocab, VARIANTS[variant], **kwargs)
     return TextClassifier(vocab_size or vocab, num_classes or classes, VARIANTS[variant], **kwargs)

@@ -98,3 +98,15 @@ def test_held_out_is_a_fraction_of_every_class() -> None:
     examples = [Example(str(i), "x", i % 2) for i in range(40)]
     held = held_out(examples, 0.1)
     assert len(held) == 4 and {int(i) % 2 for i in held} == {0, 1}
+
+
+def test_the_ulmfit_scheme_reads_with_the_rule_based_tokenizer(corpora: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(corpora)  # the tokenizer artifact goes to results/tokenizers/ here
+    module = LMStreamDataModule(corpora, corpus="debian-lm", scheme="ulmfit", max_vocab=80, batch_size=2, bptt=8)
+    module.setup()  # stage a writes the ulmfit-vocab artifact from the corpus's training file
+    vocab = module.vocab
+    assert vocabulary_path(corpora, 80, "ulmfit").is_file() and vocab.scheme == "ulmfit" and len(vocab) <= 80
+    assert vocab.itos[:4] == ["xxunk", "xxpad", "xxbos", "xxeos"] and module.ids["train"][0] == vocab.stoi["xxbos"]
+    ids, lengths = TextToIds(vocab)(["The cat", "the cat sat on a cat"])
+    assert ids[0, :2].tolist() == [vocab.stoi["xxbos"], vocab.stoi["xxmaj"]] and ids[0, -1] == vocab.pad_id == 1
+    assert set(module.record_artifacts) and all(Path(p).is_file() for p in module.record_artifacts.values() if "/" in p)
