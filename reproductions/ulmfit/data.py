@@ -180,11 +180,6 @@ class Vocabulary:
         return ids
 
 
-def check_vocab_size(vocab: Vocabulary, expected: int | None) -> None:
-    if expected is not None and len(vocab) != expected:
-        raise HarnessError(f"{vocab.path}: {len(vocab)} tokens, but the config's vocab_size is {expected}")
-
-
 def task_examples(root: Path, corpus: str, split: str) -> list[Example]:
     """The ``train`` or ``test`` examples of a classification corpus under ``root``: a budget corpus
     (``root/<corpus>``, Zhang et al.'s CSV layout) or one of the paper's six datasets (``tasks.text_classification``,
