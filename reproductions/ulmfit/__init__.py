@@ -30,7 +30,7 @@ REPRODUCTION = Reproduction(
     title="Universal Language Model Fine-tuning for Text Classification",
     arxiv="1801.06146v5",
     package="reproductions.ulmfit",
-    tasks=("imdb", "trec-6", "ag-news", "dbpedia", "yelp-2", "yelp-5", "debian-lm", "fortune-category"),
+    tasks=("imdb", "trec-6", "ag-news", "dbpedia", "yelp-2", "yelp-5", "wikitext-103", "debian-lm", "fortune-category"),
     models=tuple(_spec(model) for model in MODELS),
     # the baselines Tables 2 and 3 cite (CoVe, oh-LSTM, virtual adversarial training, TBCNN, LSTM-CNN, char-level
     # CNN, CNN, DPCNN): reported, not built (their claims stay not-run)

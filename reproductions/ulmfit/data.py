@@ -37,7 +37,8 @@ import torch
 from torch.utils.data import DataLoader, IterableDataset
 
 from harness.errors import HarnessError
-from tasks.debian_corpora.data import DebianTextDataModule, Windows, lm_file, read_classification, read_tokens
+from tasks.debian_corpora.data import DebianTextDataModule, lm_file, read_classification, read_tokens
+from tasks.language_modeling.wikitext import Windows
 from tasks.text_classification import LAYOUTS
 from tasks.text_classification.data import Example, ExampleDataset, TextClassificationDataModule, collate, read_split
 from tasks.tokenizers import Tokenizer, register
