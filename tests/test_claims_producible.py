@@ -53,6 +53,20 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "abstract-mobile-vs-ssdlite-ap": "SSDLite baseline not built; COCO test-dev is scored by the evaluation server",
         "zoo-r50-nasfpn-640-latency-v100": "latency is hardware-bound: its condition 'hardware' is no config key",
     },
+    "ulmfit": {
+        "t2-*-cove": "CoVe (McCann et al.): another paper's model, not built",
+        "t2-imdb-oh-lstm": "oh-LSTM (Johnson and Zhang): another paper's model, not built",
+        "t2-imdb-virtual": "virtual adversarial training (Miyato et al.): another paper's model, not built",
+        "t2-trec-6-tbcnn": "TBCNN (Mou et al.): another paper's model, not built",
+        "t2-trec-6-lstm-cnn": "LSTM-CNN (Zhou et al.): another paper's model, not built",
+        "t3-*-char-cnn": "char-level CNN (Zhang et al.): another paper's model, not built",
+        "t3-*-cnn": "CNN (Johnson and Zhang 2016): another paper's model, not built",
+        "t3-*-dpcnn": "DPCNN (Johnson and Zhang 2017): another paper's model, not built",
+        "t2-*-ulmfit": "the forward+backward ensemble: averaging two classifiers is not implemented (README)",
+        "t3-*-ulmfit": "the forward+backward ensemble: averaging two classifiers is not implemented (README)",
+        "s5-imdb-bidirectional": "the forward+backward ensemble: averaging two classifiers is not implemented (README)",
+        "t5-*-vanilla-lm": "the vanilla LM without dropout: no config turns the AWD-LSTM's dropouts off",
+    },
 }
 PAPERS = sorted(p for p in registry.reproductions() if registry.reproduction(p).runner is None)
 
