@@ -81,28 +81,40 @@ def tf_gates_to_torch(matrix: np.ndarray) -> np.ndarray:
     return np.concatenate([i, f, j, o], axis=-1)
 
 
-def hdf5_state(weights: Any, model: BiLM) -> dict[str, np.ndarray]:
-    """The model's state dict built from an open ``h5py.File`` in bilm-tf's layout."""
+class Datasets:
+    """``file[name]`` as a NumPy array; a dataset that is not in the file is one error naming it."""
+
+    def __init__(self, weights: Any, path: str | Path) -> None:
+        self.weights, self.path = weights, path
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self.weights:
+            raise HarnessError(f"{self.path}: dataset {name!r} missing from the ELMo weights")
+        return self.weights[name][()]
+
+
+def hdf5_state(weights: Datasets, model: BiLM) -> dict[str, np.ndarray]:
+    """The model's state dict built from the datasets of a file in bilm-tf's layout."""
     state = {
         "token.embedding.weight": np.concatenate([np.zeros_like(weights["char_embed"][:1]), weights["char_embed"]])
     }
     for i in range(len(model.token.convolutions)):
         state[f"token.convolutions.{i}.weight"] = weights[f"CNN/W_cnn_{i}"][0].transpose(2, 1, 0)
-        state[f"token.convolutions.{i}.bias"] = weights[f"CNN/b_cnn_{i}"][()]
+        state[f"token.convolutions.{i}.bias"] = weights[f"CNN/b_cnn_{i}"]
     for i in range(len(model.token.highways)):
         for ours, theirs in (("gate", "carry"), ("transform", "transform")):
-            state[f"token.highways.{i}.{ours}.weight"] = weights[f"CNN_high_{i}/W_{theirs}"][()].T
-            state[f"token.highways.{i}.{ours}.bias"] = weights[f"CNN_high_{i}/b_{theirs}"][()]
-    state["token.projection.weight"] = weights["CNN_proj/W_proj"][()].T
-    state["token.projection.bias"] = weights["CNN_proj/b_proj"][()]
+            state[f"token.highways.{i}.{ours}.weight"] = weights[f"CNN_high_{i}/W_{theirs}"].T
+            state[f"token.highways.{i}.{ours}.bias"] = weights[f"CNN_high_{i}/b_{theirs}"]
+    state["token.projection.weight"] = weights["CNN_proj/W_proj"].T
+    state["token.projection.bias"] = weights["CNN_proj/b_proj"]
     for k, direction in enumerate(("forward_lstms", "backward_lstms")):
         for j, lstm in enumerate(getattr(model, direction)):
             root, cell = f"RNN_{k}/RNN/MultiRNNCell/Cell{j}/LSTMCell", f"{direction}.{j}.cell"
-            kernel, inputs = tf_gates_to_torch(weights[f"{root}/W_0"][()]), lstm.cell.input_gates.in_features
+            kernel, inputs = tf_gates_to_torch(weights[f"{root}/W_0"]), lstm.cell.input_gates.in_features
             state[f"{cell}.input_gates.weight"] = kernel[:inputs].T
             state[f"{cell}.hidden_gates.weight"] = kernel[inputs:].T
-            state[f"{cell}.input_gates.bias"] = tf_gates_to_torch(weights[f"{root}/B"][()])
-            state[f"{cell}.projection.weight"] = weights[f"{root}/W_P_0"][()].T
+            state[f"{cell}.input_gates.bias"] = tf_gates_to_torch(weights[f"{root}/B"])
+            state[f"{cell}.projection.weight"] = weights[f"{root}/W_P_0"].T
     return state
 
 
@@ -117,9 +129,7 @@ def load_released(options_path: str | Path, weights_path: str | Path) -> BiLM:
     model = bilm_from_options(read_options(options_path))
     try:
         with h5py.File(weights_path, "r") as weights:
-            state = hdf5_state(weights, model)
-    except KeyError as error:
-        raise HarnessError(f"{weights_path}: dataset missing from the ELMo weights: {error}") from None
+            state = hdf5_state(Datasets(weights, weights_path), model)
     except OSError as error:
         raise HarnessError(f"{weights_path}: cannot read ELMo HDF5 weights: {error}") from None
     expected = model.state_dict()
