@@ -36,6 +36,17 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "abstract-mobile-vs-ssdlite-ap": "SSDLite baseline not built; COCO test-dev is scored by the evaluation server",
         "zoo-r50-nasfpn-640-latency-v100": "latency is hardware-bound: its condition 'hardware' is no config key",
     },
+    "elmo": {
+        "bilm-perplexity": "needs the biLM's lm1b softmax (not released) or 10 epochs of lm1b training: no config",
+        "cnn-big-lstm-perplexity": "Jozefowicz et al.'s CNN-BIG-LSTM, cited for comparison: not built",
+        "t1-*-previous-sota": "Table 1's PREVIOUS SOTA column: results of other papers, not built",
+        "t1-*-elmo": "the task models (BiDAF+self-attention, ESIM, deep SRL, e2e coref, biLSTM-CRF, BCN) are not built",
+        "t1-*-baseline": "the task models are not built",
+        "t1-*-increase": "the task models are not built",
+        "t2-*": "the SQuAD, SNLI and SRL task models are not built",
+        "t3-*": "the SQuAD, SNLI and SRL task models are not built",
+        "*-ensemble": "ensembles of task models that are not built",
+    },
 }
 PAPERS = sorted(p for p in registry.reproductions() if registry.reproduction(p).runner is None)
 

@@ -82,7 +82,7 @@ def char_mask(chars: torch.Tensor) -> torch.Tensor:
 
 
 class BiLM(nn.Module):
-    """The character-CNN biLM; ``forward`` gives its ``L + 1`` layers ``(L + 1, B, T, 2 * projection_dim)``.
+    """The character-CNN biLM; ``forward`` gives its ``L + 1`` layers ``(B, L + 1, T, 2 * projection_dim)``.
 
     ``vocab_size > 0`` adds the softmax shared by both directions (training: :meth:`lm_loss`); the released weights
     have none (bilm-tf does not dump it), so the model the harness profiles has ``vocab_size=0``.
@@ -132,10 +132,10 @@ class BiLM(nn.Module):
         return outputs
 
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
-        """``chars (B, T, C)`` -> ``(L + 1, B, T, 2P)``: ``[x; x]``, then ``[->h_j; <-h_j]`` for each layer."""
+        """``chars (B, T, C)`` -> ``(B, L + 1, T, 2P)``, bilm-tf's ``lm_embeddings``: [x; x], [->h_j; <-h_j]."""
         x, forward, backward = self.directions(chars)
         layers = [torch.cat([x, x], dim=-1)] + [torch.cat(pair, dim=-1) for pair in zip(forward, backward, strict=True)]
-        return torch.stack(layers)
+        return torch.stack(layers, dim=1)
 
     def lm_loss(self, chars: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean negative log-likelihood of the forward and of the backward LM, each over its predicted tokens.
@@ -172,13 +172,13 @@ class ScalarMix(nn.Module):
         self.layer_norm, self.l2, self.top_only = layer_norm, l2, top_only
 
     def forward(self, layers: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """``layers (L + 1, B, T, D)``, ``mask (B, T)`` -> ``(B, T, D)``."""
+        """``layers (B, L + 1, T, D)``, ``mask (B, T)`` -> ``(B, T, D)``."""
         if self.top_only:
-            return self.gamma * layers[-1]
+            return self.gamma * layers[:, -1]
         if self.layer_norm:
-            layers = torch.stack([masked_layer_norm(layer, mask) for layer in layers])
+            layers = torch.stack([masked_layer_norm(layers[:, j], mask) for j in range(layers.shape[1])], dim=1)
         s = torch.softmax(self.weights, dim=0)
-        return self.gamma * torch.einsum("l,lbtd->btd", s, layers)
+        return self.gamma * torch.einsum("l,bltd->btd", s, layers)
 
     def penalty(self) -> torch.Tensor:
         return self.weights.new_zeros(()) if self.top_only else self.l2 * (self.weights**2).sum()
@@ -194,10 +194,10 @@ def masked_layer_norm(x: torch.Tensor, mask: torch.Tensor, eps: float = 1e-12) -
 
 
 def strip_boundaries(layers: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Drop the ``<S>`` and ``</S>`` positions: ``(L + 1, B, T, D)``, ``(B, T)`` -> ``(L + 1, B, T - 2, D)``, mask."""
+    """Drop the ``<S>`` and ``</S>`` positions: ``(B, L + 1, T, D)``, ``(B, T)`` -> ``(B, L + 1, T - 2, D)``, mask."""
     lengths = mask.sum(dim=1) - 2  # words per sentence
     inner = torch.arange(mask.shape[1] - 2, device=mask.device)[None, :] < lengths[:, None]
-    return layers[:, :, 1:-1] * inner[None, ..., None], inner
+    return layers[:, :, 1:-1] * inner[:, None, :, None], inner
 
 
 BUDGET_FILTERS = ((1, 32), (2, 32), (3, 64), (4, 64), (5, 64))  # 256 filters
@@ -207,3 +207,37 @@ def budget_bilm(vocab_size: int = 0) -> BiLM:
     """The budget tier's biLM: the released structure (char CNN, 2 highways, 2 residual LSTMP layers per direction,
     clipping) at 1/16 of its widths: 256 filters, 512 cells, 64-dim projections."""
     return BiLM(lstm_dim=512, projection_dim=64, filters=BUDGET_FILTERS, vocab_size=vocab_size)
+
+
+class Elmo(nn.Module):
+    """ELMo for a task model (Sec. 3.3): a frozen biLM and ``n_mixes`` task-specific :class:`ScalarMix` es (one for
+    the task RNN's input; a second, with its own weights, for its output as for SNLI and SQuAD), with dropout.
+
+    ``forward(chars)`` -> a list of ``n_mixes`` tensors ``(B, N, 2P)`` for the N words between ``<S>`` and ``</S>``, and
+    the word mask ``(B, N)``; :meth:`penalty` sums the mixes' ``lambda ||w||^2``. The biLM stays in eval mode (no
+    dropout) and gets no gradient, whatever mode the task model is in.
+    """
+
+    def __init__(
+        self,
+        bilm: BiLM,
+        n_mixes: int = 1,
+        dropout: float = 0.5,
+        layer_norm: bool = False,
+        l2: float = 0.0,
+        top_only: bool = False,
+    ) -> None:
+        super().__init__()
+        self.bilm = bilm.requires_grad_(False)
+        n_layers = len(bilm.forward_lstms) + 1
+        self.mixes = nn.ModuleList(ScalarMix(n_layers, layer_norm, l2, top_only) for _ in range(n_mixes))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, chars: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
+        self.bilm.eval()
+        with torch.no_grad():
+            layers, mask = strip_boundaries(self.bilm(chars), char_mask(chars))
+        return [self.dropout(mix(layers, mask)) for mix in self.mixes], mask
+
+    def penalty(self) -> torch.Tensor:
+        return sum((mix.penalty() for mix in self.mixes), torch.zeros(()))

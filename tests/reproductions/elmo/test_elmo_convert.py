@@ -121,12 +121,12 @@ def test_converted_weights_reproduce_the_reference(tmp_path: Path) -> None:
     model = load_released(options, weights)
     chars = batch_char_ids(SENTENCES)
     with torch.no_grad():
-        layers = model(chars).numpy()  # (3, B, T, 2P)
+        layers = model(chars).numpy()  # (B, 3, T, 2P)
     lengths = char_mask(chars).sum(1).tolist()
     assert lengths == [len(s) + 2 for s in SENTENCES]
     for b, expected in enumerate(reference_layers(arrays, chars.numpy(), lengths)):
-        np.testing.assert_allclose(layers[:, b, : lengths[b]], expected, atol=2e-5)
-        assert np.all(layers[1:, b, lengths[b] :] == 0)
+        np.testing.assert_allclose(layers[b, :, : lengths[b]], expected, atol=2e-5)
+        assert np.all(layers[b, 1:, lengths[b] :] == 0)
     assert torch.all(model.token.embedding.weight[0] == 0)
 
 

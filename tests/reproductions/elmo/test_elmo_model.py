@@ -7,6 +7,7 @@ import torch
 from reproductions.elmo.model import (
     FILTERS,
     BiLM,
+    Elmo,
     ScalarMix,
     budget_bilm,
     char_mask,
@@ -64,9 +65,9 @@ def test_padding_does_not_change_a_sentence() -> None:
     with torch.no_grad():
         alone = model(batch_char_ids([short]))
         batched = model(batch_char_ids([short, long]))
-    assert batched.shape == (3, 2, 8, 12)
-    assert torch.allclose(alone[:, 0], batched[:, 0, :5], atol=1e-6)
-    assert torch.all(batched[1:, 0, 5:] == 0)  # LSTM layers are 0 past the end
+    assert batched.shape == (2, 3, 8, 12)
+    assert torch.allclose(alone[0], batched[0, :, :5], atol=1e-6)
+    assert torch.all(batched[0, 1:, 5:] == 0)  # LSTM layers are 0 past the end
 
 
 def test_layers_and_residual() -> None:
@@ -76,7 +77,7 @@ def test_layers_and_residual() -> None:
         x, forward, _ = skip.directions(chars)
         layers = skip(chars)
         _, forward_plain, _ = plain.directions(chars)
-    assert torch.equal(layers[0], torch.cat([x, x], dim=-1))  # h_0 = [x; x]
+    assert torch.equal(layers[:, 0], torch.cat([x, x], dim=-1))  # h_0 = [x; x]
     assert torch.equal(forward[0], forward_plain[0])
     inner, _ = skip.forward_lstms[1](forward[0], char_mask(chars).sum(1))
     assert torch.allclose(forward[1], inner + forward[0])  # layer 2 output = LSTM(layer 1) + layer 1
@@ -84,17 +85,17 @@ def test_layers_and_residual() -> None:
 
 def test_scalar_mix_equation_1() -> None:
     torch.manual_seed(0)
-    layers, mask = torch.randn(3, 2, 4, 6), torch.ones(2, 4, dtype=torch.bool)
+    layers, mask = torch.randn(2, 3, 4, 6), torch.ones(2, 4, dtype=torch.bool)
     mix = ScalarMix(3, l2=0.5)
-    assert torch.allclose(mix(layers, mask), layers.mean(0))  # w = 0: the average of the layers, gamma = 1
+    assert torch.allclose(mix(layers, mask), layers.mean(1))  # w = 0: the average of the layers, gamma = 1
     with torch.no_grad():
         mix.weights.copy_(torch.tensor([0.0, 1.0, 2.0]))
         mix.gamma.fill_(2.0)
     s = torch.softmax(torch.tensor([0.0, 1.0, 2.0]), 0)
-    assert torch.allclose(mix(layers, mask), 2.0 * (s[:, None, None, None] * layers).sum(0))
+    assert torch.allclose(mix(layers, mask), 2.0 * (s[:, None, None] * layers).sum(1))
     assert torch.isclose(mix.penalty(), torch.tensor(0.5 * 5.0))  # lambda * ||w||^2
     top = ScalarMix(3, top_only=True)
-    assert torch.equal(top(layers, mask), layers[-1]) and top.penalty() == 0
+    assert torch.equal(top(layers, mask), layers[:, -1]) and top.penalty() == 0
 
 
 def test_masked_layer_norm_uses_unmasked_entries_only() -> None:
@@ -108,10 +109,10 @@ def test_masked_layer_norm_uses_unmasked_entries_only() -> None:
 
 def test_strip_boundaries() -> None:
     chars = batch_char_ids([["one"], ["two", "words"]])
-    layers = torch.arange(4.0)[None, None, :, None].expand(1, 2, 4, 1)  # position index as the value
+    layers = torch.arange(4.0)[None, None, :, None].expand(2, 1, 4, 1)  # position index as the value
     inner, mask = strip_boundaries(layers, char_mask(chars))
     assert mask.tolist() == [[True, False], [True, True]]
-    assert inner[0, :, :, 0].tolist() == [[1.0, 0.0], [1.0, 2.0]]
+    assert inner[:, 0, :, 0].tolist() == [[1.0, 0.0], [1.0, 2.0]]
 
 
 def test_lm_loss_trains() -> None:
@@ -127,3 +128,20 @@ def test_lm_loss_trains() -> None:
         loss.backward()
         optimizer.step()
     assert loss.item() < first / 2
+
+
+def test_elmo_for_a_task_model() -> None:
+    bilm = tiny_bilm()
+    elmo = Elmo(bilm, n_mixes=2, dropout=0.0, l2=0.1).train()
+    chars = batch_char_ids([["frozen", "biLM"], ["two", "mixes", "here"]])
+    (first, second), mask = elmo(chars)
+    assert first.shape == second.shape == (2, 3, 12) and mask.tolist() == [[True, True, False], [True, True, True]]
+    assert not bilm.training and not any(p.requires_grad for p in bilm.parameters())
+    with torch.no_grad():
+        elmo.mixes[1].weights.copy_(torch.tensor([0.0, 0.0, 5.0]))  # the output mix leans on the top layer
+    (first, second), _ = elmo(chars)
+    assert not torch.allclose(first, second)
+    loss = first.sum() + second.sum() + elmo.penalty()
+    loss.backward()
+    assert elmo.mixes[0].weights.grad is not None and elmo.mixes[1].gamma.grad is not None
+    assert torch.isclose(elmo.penalty(), torch.tensor(0.1 * 25.0))
