@@ -204,8 +204,8 @@ BUDGET_FILTERS = ((1, 32), (2, 32), (3, 64), (4, 64), (5, 64))  # 256 filters
 
 
 def budget_bilm(vocab_size: int = 0) -> BiLM:
-    """The budget tier's biLM: the released structure (char CNN, 2 highways, 2 residual LSTMP layers per direction,
-    clipping) at 1/16 of its widths: 256 filters, 512 cells, 64-dim projections."""
+    """A small biLM for a budget tier (not built yet, README.md): the released structure (char CNN, 2 highways, 2
+    residual LSTMP layers per direction, clipping) at 1/8 of its widths: 256 filters, 512 cells, 64-dim projections."""
     return BiLM(lstm_dim=512, projection_dim=64, filters=BUDGET_FILTERS, vocab_size=vocab_size)
 
 
