@@ -5,6 +5,7 @@ released graph (TF conventions: ``x @ W``, forget bias 1, clipping, ``ResidualWr
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import h5py
@@ -13,6 +14,7 @@ import pytest
 import torch
 
 from harness.errors import HarnessError
+from reproductions.elmo.check_bilm_tf import max_differences
 from reproductions.elmo.convert import load_released
 from reproductions.elmo.model import char_mask
 from tasks.tokenizers.elmo import batch_char_ids
@@ -149,3 +151,12 @@ def test_options_that_disagree_with_the_file(tmp_path: Path) -> None:
     options.write_text(json.dumps(wrong))
     with pytest.raises(HarnessError, match=r"options.json: options field 'char_cnn.n_characters' is 261, expected 262"):
         load_released(options, weights)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not os.environ.get("BILM_TF_FIXTURES"), reason="set BILM_TF_FIXTURES=<bilm-tf>/tests/fixtures/model"
+)
+def test_bilm_tf_fixture_outputs() -> None:
+    """bilm-tf's own TensorFlow outputs for its fixture model (reproductions.elmo.check_bilm_tf; not in this repo)."""
+    assert max(max_differences(Path(os.environ["BILM_TF_FIXTURES"]))) < 1e-5
