@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,9 +30,20 @@ def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def _json_safe(data: Any) -> Any:
+    """``data`` with every NaN or infinite float as ``None`` (JSON has no NaN: ``json.dump`` would write one anyway)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: _json_safe(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_json_safe(value) for value in data]
+    return data
+
+
 def _emit(data: Any, as_json: bool, columns: Sequence[str] | None = None) -> None:
     if as_json:
-        json.dump(data, sys.stdout, indent=2)
+        json.dump(_json_safe(data), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     elif columns is not None:
         print(_table(data, columns))
@@ -40,9 +52,20 @@ def _emit(data: Any, as_json: bool, columns: Sequence[str] | None = None) -> Non
             print(f"{key}: {value}")
 
 
+def _claim_count(paper: str) -> int | None:
+    """How many claims a paper has; ``None``, with the error on stderr, when its claims file is broken."""
+    from harness.claims import registered_claims
+    from harness.errors import HarnessError
+
+    try:
+        return len(registered_claims(paper))
+    except HarnessError as exc:
+        print(f"harness: warning: {exc}; its claims are left out", file=sys.stderr)
+        return None
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from harness import registry
-    from harness.claims import registered_claims
 
     rows = [
         {
@@ -53,7 +76,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             "tasks": list(r.tasks),
             "models": r.model_ids(),
             "tiers": list(r.tiers),
-            "claims": len(registered_claims(r.id)),
+            "claims": _claim_count(r.id),
         }  # fmt: skip
         for r in registry.reproductions().values()
     ]
@@ -106,8 +129,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    from harness.records import RUNS_DIR, check_writable
     from harness.store import ingest
 
+    check_writable(RUNS_DIR)  # records are copied there and the database is written beside it
     return _report_ingest(ingest(args.files))
 
 
@@ -177,8 +202,7 @@ def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
     if task.protocol:
         print(f"harness: note: {task.id} scores with protocol {task.protocol!r}", file=sys.stderr)
     result = task.scorer()(Path(args.references), Path(args.predictions), **{k: Path(v) for k, v in options.items()})
-    # an undefined score (e.g. a class absent from the references) is NaN in Python and null in JSON
-    _emit({key: None if value != value else value for key, value in result.items()}, args.json)
+    _emit(result, args.json)  # an undefined score (e.g. a class absent from the references) is NaN here, null in JSON
     return 0
 
 

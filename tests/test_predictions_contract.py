@@ -141,6 +141,21 @@ def _librispeech(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, 
     return metric, Scoring(task_id, files["references"], ids)
 
 
+def _switchboard(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """The example STM's scored segments in file order, two per batch, with the example's GLM."""
+    from tasks.switchboard.metric import Hub5WER
+    from tasks.switchboard.score import read_hypotheses, read_stm
+
+    segments = [s for s in read_stm(files["references"]) if not s.ignored]
+    hypotheses = read_hypotheses(files["predictions"])
+    metric = Hub5WER(glm=files["glm"])
+    for start in range(0, len(segments), 2):
+        batch = segments[start : start + 2]
+        preds = [hypotheses.get(s.id, (0, ""))[1] for s in batch]
+        metric.update(preds, [s.text for s in batch], ids=[s.id for s in batch])
+    return metric, Scoring(task_id, files["references"], [s.id for s in segments])
+
+
 def _debian_corpora(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
     """``debian-lm``: the example's log-probabilities with their tokens' ids (the vocabulary: the example's tokens,
     sorted), in two batches as a test loader serves them; the classification corpora as the other classifiers."""
@@ -211,6 +226,7 @@ FEEDERS: dict[str, Callable[[str, dict[str, Path], Path], tuple[Any, Scoring]]] 
     "tasks.glue": _glue,
     "tasks.librispeech": _librispeech,
     "tasks.debian_corpora": _debian_corpora,
+    "tasks.switchboard": _switchboard,
     "tasks.conll2003": _conll2003,
     "tasks.conll2012": _conll2012,
 }
