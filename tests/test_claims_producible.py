@@ -67,6 +67,17 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "s5-imdb-bidirectional": "the forward+backward ensemble: averaging two classifiers is not implemented (README)",
         "t5-*-vanilla-lm": "the vanilla LM without dropout: no config turns the AWD-LSTM's dropouts off",
     },
+    "elmo": {
+        "bilm-perplexity": "needs the biLM's lm1b softmax (not released) or 10 epochs of lm1b training: no config",
+        "cnn-big-lstm-perplexity": "Jozefowicz et al.'s CNN-BIG-LSTM, cited for comparison: not built",
+        "t1-*-previous-sota": "Table 1's PREVIOUS SOTA column: results of other papers, not built",
+        "t1-*-elmo": "the task models other than NER's (BiDAF+self-attention, ESIM, deep SRL, e2e coref, BCN): not built",
+        "t1-*-baseline": "the task models other than NER's are not built",
+        "t1-*-increase": "the task models other than NER's are not built",
+        "t2-*": "the SQuAD, SNLI and SRL task models are not built",
+        "t3-*": "the SQuAD, SNLI and SRL task models are not built",
+        "*-ensemble": "ensembles of task models that are not built",
+    },
 }
 PAPERS = sorted(p for p in registry.reproductions() if registry.reproduction(p).runner is None)
 

@@ -1,0 +1,60 @@
+"""ELMo (arXiv 1802.05365v2) registered as a harness reproduction: the released character-CNN biLM
+(``elmo-bilm``, 2x4096 LSTMs with 512 projections, 2048 CNN filters, 2 highway layers; profiled at bilm-tf's
+training length of 20 tokens, plus ``<S>`` and ``</S>``) and the NER task model with and without ELMo
+(``bilstm-crf-elmo``, ``bilstm-crf``). The tasks are the paper's (Table 1's six and lm1b); the other task models and
+the budget tier are not built yet (README.md)."""
+
+from harness.registry import InputSpec, ModelSpec, Reproduction
+
+CHARS = 50  # max_characters_per_token
+
+# Task models the claims name that are not built here (README.md): <model>-elmo with ELMo, -elmo-top the top layer
+# only, -elmo-input / -input-output / -output Table 3's placements; ensembles; other papers' cited systems.
+TASK_MODELS = ("bidaf-sa", "esim", "deep-srl")
+VARIANTS = ("", "-elmo", "-elmo-top", "-elmo-input", "-elmo-input-output", "-elmo-output")
+CITED = ("cnn-big-lstm", "liu2017-squad", "chen2017-snli", "he2017-srl", "lee2017-coref", "peters2017-ner")
+UNBUILT = (
+    *(f"{m}{v}" for m in TASK_MODELS for v in VARIANTS),
+    *("e2e-coref", "e2e-coref-elmo", "bcn", "bcn-elmo", "bidaf-sa-elmo-ensemble11", "esim-elmo-ensemble5"),
+    *CITED,
+    "mccann2017-sst5",
+)
+
+
+def char_input(tokens: int) -> tuple[InputSpec, ...]:
+    """Character ids ``(1, tokens, 50)``, all in [1, 262): every position holds a token."""
+    return (InputSpec("chars", (1, tokens, CHARS), "int64", low=1, high=262),)
+
+
+def test_input(tokens: int = 3) -> tuple[InputSpec, ...]:
+    return (InputSpec("chars", (2, tokens, CHARS), "int64", low=1, high=262),)
+
+
+REPRODUCTION = Reproduction(
+    id="elmo",
+    title="Deep contextualized word representations",
+    arxiv="1802.05365v2",
+    package="reproductions.elmo",
+    tasks=("lm1b", "squad-v1.1", "snli", "srl-conll2012", "coref-conll2012", "conll2003-ner", "sst-5"),
+    unbuilt_models=UNBUILT,
+    models=(
+        ModelSpec(
+            id="elmo-bilm",
+            build="reproductions.elmo.model:released_bilm",
+            inputs=char_input(22),
+            test_inputs=test_input(),
+            dataset="lm1b",
+        ),
+        *(
+            ModelSpec(
+                id=name,
+                build="reproductions.elmo.tagger:tagger",
+                kwargs={"elmo": name.endswith("-elmo")},
+                inputs=(*char_input(22), InputSpec("words", (1, 20), "int64", low=1, high=2**15)),
+                test_inputs=(*test_input(5), InputSpec("words", (2, 3), "int64", low=1, high=2**15)),
+                dataset="conll2003-ner",
+            )
+            for name in ("bilstm-crf", "bilstm-crf-elmo")
+        ),
+    ),
+)
