@@ -30,6 +30,10 @@ from harness.tiers import TIERS
 SCHEMA = "harness.run/1"
 RUNS_DIR = Path("results/runs")
 RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+# what the store (DuckDB) can hold: a seed is a BIGINT; a record file is at most this many bytes (configs belong
+# in files named by ``artifacts``, not inline)
+SEED_RANGE = (-(2**63), 2**63 - 1)
+MAX_RECORD_BYTES = 4 << 20
 
 
 class Provenance(BaseModel):
@@ -46,7 +50,7 @@ class Provenance(BaseModel):
 class RunRecord(BaseModel):
     """The ``harness.run/1`` schema. ``status`` is ``ok`` unless the run failed or diverged."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
 
     schema_: Literal["harness.run/1"] = Field(alias="schema")
     run_id: str = Field(pattern=RUN_ID_PATTERN, max_length=200)
@@ -55,7 +59,7 @@ class RunRecord(BaseModel):
     tier: Literal[TIERS]
     dataset: str = Field(min_length=1)
     split: str = Field(min_length=1)
-    seed: int
+    seed: int = Field(ge=SEED_RANGE[0], le=SEED_RANGE[1])
     metrics: dict[str, float]
     started_at: datetime
     finished_at: datetime
@@ -220,12 +224,26 @@ def record_path(run_id: str, runs_dir: Path = RUNS_DIR) -> Path:
     return runs_dir / f"{run_id}.json"
 
 
-def parse_record(text: str, where: str) -> RunRecord:
-    """Validate a record's JSON text; errors name ``where`` and the field."""
+def parse_record(text: str | bytes, where: str) -> RunRecord:
+    """Validate a record's JSON text; errors name ``where`` and the field. The fast path is pydantic's own JSON
+    reader; a record it refuses is read again with ``json`` for an error message that names the line or field."""
+    if len(text) > MAX_RECORD_BYTES:
+        raise HarnessError(f"{where}: {len(text)} bytes: a run record is at most {MAX_RECORD_BYTES} bytes")
+    try:
+        return RunRecord.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]["msg"]
+    _parse_slowly(text, where)
+    raise HarnessError(f"{where}: {first}")  # json accepts what the JSON reader refuses (e.g. a lone surrogate)
+
+
+def _parse_slowly(text: str | bytes, where: str) -> RunRecord:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise HarnessError(f"{where}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+    except (RecursionError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{where}: invalid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise HarnessError(f"{where}: a run record is a JSON object")
     if data.get("schema") != SCHEMA:
@@ -240,8 +258,8 @@ def parse_record(text: str, where: str) -> RunRecord:
 
 def read_record(path: Path) -> RunRecord:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = path.read_bytes()
+    except OSError as exc:
         raise HarnessError(f"{path}: cannot read run record: {exc}") from exc
     return parse_record(text, str(path))
 
@@ -285,6 +303,8 @@ def write_record(record: RunRecord, runs_dir: Path = RUNS_DIR) -> Path:
     """Store ``record`` as ``<runs_dir>/<run_id>.json``; identical content is a no-op, different content an error."""
     path = record_path(record.run_id, runs_dir)
     text = record.to_json()
+    if len(text) > MAX_RECORD_BYTES:
+        raise HarnessError(f"{path}: the record is {len(text)} bytes: at most {MAX_RECORD_BYTES} (keep configs small)")
     try:
         atomic_write_text(path, text)
     except FileExistsError:
