@@ -108,7 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from harness.store import ingest
 
-    return _report_ingest(ingest(args.files))
+    return _report_ingest(ingest(args.files, rebuild=args.rebuild))
 
 
 def _report_ingest(result: Any) -> int:
@@ -250,6 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", help="a run id (in results/runs/) or a record file")
     p = command("ingest", "load run records into results/harness.duckdb (idempotent)", json_flag=False)
     p.add_argument("files", nargs="*", type=Path, help="record files or folders (default: results/runs/)")
+    p.add_argument("--rebuild", action="store_true", help="build the whole database afresh from results/runs/")
     command("report", "verdict per claim").add_argument("--paper")
     p = command("leaderboard", "serve the Streamlit leaderboard (headless: open the printed URL)", json_flag=False)
     p.add_argument("--port", type=int, default=8501)

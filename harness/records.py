@@ -130,20 +130,48 @@ def _git(*args: str) -> str | None:
 
 
 @cache
-def code_version() -> dict[str, Any]:
-    """``git_sha``, ``git_dirty`` and ``code_hash`` (sha + hash of uncommitted tracked changes) of the checkout."""
-    sha = _git("rev-parse", "HEAD")
-    if sha is None:
-        from harness import __version__
+def code_version(paper: str | None = None) -> dict[str, Any]:
+    """``git_sha``, ``git_dirty`` and ``code_hash`` of the code that makes a run: the harness package's own, and with
+    ``paper`` that paper's registered package's too, wherever the command runs from (never the current directory's
+    repository). When the paper's package lies in another repository or outside git, ``code_hash`` covers both
+    and ``plugin`` gives the paper's code identity."""
+    import harness
 
-        return {"git_sha": None, "git_dirty": None, "code_hash": f"harness-{__version__}"}
-    # params.yaml (DVC's knobs, recorded in each run's config) and dvc.lock (DVC's bookkeeping) are not code
-    diff = _git("diff", "HEAD", "--", ".", ":(exclude)params.yaml", ":(exclude)dvc.lock") or ""
-    return {
-        "git_sha": sha.strip(),
-        "git_dirty": bool(diff),
-        "code_hash": sha.strip() + ("+" + hashlib.sha256(diff.encode()).hexdigest()[:12] if diff else ""),
-    }
+    own = package_version(Path(harness.__file__).parent)
+    folder = _paper_folder(paper) if paper else None
+    plugin = package_version(folder) if folder else own
+    if plugin == own:
+        return own
+    return {**own, "code_hash": f"{own['code_hash']}|{plugin['code_hash']}", "plugin": plugin}
+
+
+def _paper_folder(paper: str) -> Path | None:
+    from harness import registry
+
+    try:
+        return registry.reproduction(paper).root
+    except HarnessError:
+        return None  # an unregistered paper (records made by hand): the harness's code only
+
+
+@cache
+def package_version(folder: Path) -> dict[str, Any]:
+    """The code identity of a package folder: the git checkout that tracks it (its HEAD, plus a hash of uncommitted
+    changes to tracked files), or, outside git or in an ignored folder (an installed package), a hash of its files."""
+    top = (_git("-C", str(folder), "rev-parse", "--show-toplevel") or "").strip()
+    if top and _git("-C", top, "check-ignore", "-q", str(folder)) is None:
+        sha = (_git("-C", top, "rev-parse", "HEAD") or "").strip()
+        if sha:
+            # params.yaml (DVC's knobs, recorded in each run's config) and dvc.lock (DVC's bookkeeping) are not code
+            diff = _git("-C", top, "diff", "HEAD", "--", ".", ":(exclude)params.yaml", ":(exclude)dvc.lock") or ""
+            dirty = "+" + hashlib.sha256(diff.encode()).hexdigest()[:12] if diff else ""
+            return {"git_sha": sha, "git_dirty": bool(diff), "code_hash": sha + dirty}
+    names = sorted(
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    )
+    return {"git_sha": None, "git_dirty": None, "code_hash": "files-" + files_hash(folder, names)[:16]}
 
 
 def library_versions() -> dict[str, str]:
@@ -173,7 +201,7 @@ def make_run_id(paper: str, model: str, tier: str, dataset: str, split: str, con
     """Deterministic id: readable prefix plus a hash of everything that determines the result."""
     key = {
         "paper": paper, "model": model, "tier": tier, "dataset": dataset, "split": split,
-        "config": config, "seed": seed, "code": code_version()["code_hash"],
+        "config": config, "seed": seed, "code": code_version(paper)["code_hash"],
     }  # fmt: skip
     return f"{paper}.{model}.{tier}.{dataset}.{split}.s{seed}.{canonical_hash(key)[:12]}".lower()
 
@@ -183,12 +211,13 @@ def now() -> datetime:
 
 
 def run_provenance(config: Any, data_hash: str | None = None, code: dict[str, Any] | None = None) -> Provenance:
-    """The provenance of a run made on this machine: ``code``'s git state (default: this checkout's), the hash of
+    """The provenance of a run made on this machine: ``code``'s git state (default: the harness's), the hash of
     ``config`` (what identifies the run), the data hash where known, library versions and hardware."""
     code = code if code is not None else code_version()
+    plugin = {"plugin": code["plugin"]} if code.get("plugin") else {}  # a paper's code from another repository
     return Provenance(
         git_sha=code.get("git_sha"), git_dirty=code.get("git_dirty"), config_hash=canonical_hash(config)[:16],
-        data_hash=data_hash, versions=library_versions(), hardware=hardware(),
+        data_hash=data_hash, versions=library_versions(), hardware=hardware(), **plugin,
     )  # fmt: skip
 
 

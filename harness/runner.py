@@ -19,6 +19,7 @@ import yaml
 from harness.errors import HarnessError
 from harness.records import (
     RUNS_DIR,
+    code_version,
     file_sha256,
     make_run_id,
     new_record,
@@ -66,8 +67,8 @@ def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUN
         metrics = {"params_m": prof.params / 1e6, "macs_m": prof.macs / 1e6, "params": prof.params, "macs": prof.macs}
         record = new_record(
             run_id=run_id, paper=repro.id, model=spec.id, tier="arch", dataset=spec.dataset, split="none", seed=0,
-            metrics=metrics, started_at=started, provenance=run_provenance(config), protocol="flopcounter-macs",
-            config=config,
+            metrics=metrics, started_at=started, provenance=run_provenance(config, code=code_version(repro.id)),
+            protocol="flopcounter-macs", config=config,
         )  # fmt: skip
         written.append(write_record(record, runs_dir))
     return written
@@ -239,7 +240,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     finished = now()
     if len(results) != len(evaluations):
         raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")
-    provenance = run_provenance(identity, getattr(datamodule, "data_hash", None))
+    provenance = run_provenance(identity, getattr(datamodule, "data_hash", None), code_version(repro.id))
     parents = [resolved["init_from"]["run"]] if "init_from" in resolved else []
     written = []
     for index, evaluation in enumerate(evaluations):

@@ -268,7 +268,9 @@ def _parse_all(paths: Sequence[Path], tmp: Path, result: IngestResult) -> list[B
     if workers == 1:
         done = [_parse_files(paths, outs[0])]
     else:
-        context = multiprocessing.get_context("fork")  # the parent holds no database connection here
+        # spawned, not forked: a forked worker would inherit the writer lock and the pool's pipes, and outlive a
+        # killed ingest still holding the lock
+        context = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
             done = list(pool.map(_parse_files, chunks, outs))
     batches = []
