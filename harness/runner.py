@@ -9,6 +9,7 @@ earlier stage's checkpoint (harness.chains resolves it, running that stage first
 from __future__ import annotations
 
 import copy
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,6 +217,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     import pytorch_lightning as pl
 
     from harness.predictions import PredictionsKeeper
+    from harness.resume import RandomState, last_checkpoint
 
     identity = _identity(resolved)
     evaluations = plan(repro, resolved, identity)
@@ -228,13 +230,17 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     system = _instantiate(resolved["system"], model=resolved["model"])
     if "init_from" in resolved:
         _load_parent(system, resolved["init_from"], runs_dir)
-    trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": False}
-    trainer_args = {**trainer_args, **(resolved.get("trainer") or {})}
+    run_dir = LIGHTNING_DIR / repro.id / resolved["tier"] / evaluations[0].run_id  # its checkpoints: see resume.py
+    trainer_args = {"default_root_dir": str(run_dir), "logger": False, **(resolved.get("trainer") or {})}
     keeper = PredictionsKeeper([e.run_id for e in evaluations], runs_dir.parent)  # predictions -> artifacts
-    trainer = pl.Trainer(**{**trainer_args, "callbacks": [*(trainer_args.get("callbacks") or []), keeper]})
+    callbacks = [*(trainer_args.get("callbacks") or []), keeper, RandomState()]
+    trainer = pl.Trainer(**{**trainer_args, "callbacks": callbacks})
     started = now()
     if resolved["fit"]:
-        trainer.fit(system, datamodule=datamodule)
+        resume = last_checkpoint(Path(trainer_args["default_root_dir"]))
+        if resume is not None:
+            print(f"resuming from {resume}", file=sys.stderr)
+        trainer.fit(system, datamodule=datamodule, ckpt_path=resume)
     artifacts = _save_checkpoint(system, runs_dir) if resolved.get("save_checkpoint") else {}
     results = trainer.test(system, datamodule=datamodule, verbose=False)
     finished = now()
@@ -252,6 +258,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
             parents=parents,
         )  # fmt: skip
         written.append(write_record(record, runs_dir))
+    shutil.rmtree(run_dir, ignore_errors=True)  # recorded: nothing left to resume
     return written
 
 
