@@ -9,6 +9,7 @@ earlier stage's checkpoint (harness.chains resolves it, running that stage first
 from __future__ import annotations
 
 import copy
+import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -268,11 +269,31 @@ def _datamodule(resolved: dict[str, Any]) -> Any:
     if "prepare" in resolved:
         if data_root is None:
             raise HarnessError("config has 'prepare' but no data.init_args.data_root to prepare into")
+        remove_stale_partials(Path(data_root))
         load_object(resolved["prepare"]["function"])(root=Path(data_root), **(resolved["prepare"].get("args") or {}))
     datamodule = _instantiate(resolved["data"])
     if hasattr(datamodule, "verify"):
         datamodule.verify()
     return datamodule
+
+
+def remove_stale_partials(root: Path) -> None:
+    """Remove the ``.<root name>.partial-<pid>-*`` folders that data preparation killed mid-way left beside ``root``:
+    those whose process is gone (or, named without a pid, were made by an older harness). A live writer's stays."""
+    for folder in root.parent.glob(f".{root.name}.partial-*") if root.parent.is_dir() else []:
+        pid = folder.name.removeprefix(f".{root.name}.partial-").split("-")[0]
+        if not (pid.isdigit() and _alive(int(pid))):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def _load_parent(system: Any, init_from: dict[str, Any], runs_dir: Path) -> None:
