@@ -96,13 +96,14 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from harness.records import written_records
     from harness.runner import run
     from harness.store import ingest
 
     paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint)
     for path in paths:
         print(path)
-    return _report_ingest(ingest())
+    return _report_ingest(ingest([*paths, *written_records()]))  # by path: O(new), not a scan of results/runs/
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

@@ -328,6 +328,14 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+_WRITTEN: list[Path] = []  # the record files this process wrote
+
+
+def written_records() -> list[Path]:
+    """The record files this process has written (``harness run`` ingests these by path, chained stages' included)."""
+    return list(_WRITTEN)
+
+
 def write_record(record: RunRecord, runs_dir: Path = RUNS_DIR) -> Path:
     """Store ``record`` as ``<runs_dir>/<run_id>.json``; identical content is a no-op, different content an error."""
     path = record_path(record.run_id, runs_dir)
@@ -336,6 +344,7 @@ def write_record(record: RunRecord, runs_dir: Path = RUNS_DIR) -> Path:
         raise HarnessError(f"{path}: the record is {len(text)} bytes: at most {MAX_RECORD_BYTES} (keep configs small)")
     try:
         atomic_write_text(path, text)
+        _WRITTEN.append(path)
     except FileExistsError:
         if read_record(path).to_json() != text:
             raise HarnessError(
