@@ -573,6 +573,7 @@ def _update(
             con.execute("BEGIN TRANSACTION")
             touched = _drop(con, gone) | _load(con, batches, tmp, refused)
             if con.execute("SELECT claims_digest FROM meta").fetchone()[0] != claims_digest():
+                con.execute("DELETE FROM verdicts; DELETE FROM trend_points")  # claims may have gone or moved
                 _write_claims(con, claims.get(), tmp)
                 chosen, papers = list(range(len(claims.get()))), None
             else:

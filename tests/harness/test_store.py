@@ -169,15 +169,23 @@ def toy_copy(tmp_path: Path, toy_site: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_the_report_notes_claims_changed_since_the_ingest(
     toy_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """...and the next ingest judges every claim again: the tables equal a rebuild's, a removed claim's verdict gone."""
     claims = toy_copy(tmp_path, toy_site, monkeypatch) / "claims.yaml"
-    db = tmp_path / "harness.duckdb"
+    db, runs = tmp_path / "harness.duckdb", tmp_path / "runs"
+    for seed, accuracy in enumerate([94.0, 95.5]):
+        write_record(make_record(seed=seed, metrics={"accuracy": accuracy}), runs)
     try:
-        store.ingest(runs_dir=tmp_path / "runs", db_path=db)
+        store.ingest(runs_dir=runs, db_path=db)
         assert not store.claims_changed(db)
-        claims.write_text(claims.read_text().replace("tolerance: 2.0", "tolerance: 0.5"))
+        text = claims.read_text().replace("tolerance: 2.0", "tolerance: 0.5")
+        claims.write_text("".join(line for line in text.splitlines(True) if "id: mlp-macs" not in line))
         assert store.claims_changed(db)
-        store.ingest(runs_dir=tmp_path / "runs", db_path=db)
+        store.ingest(runs_dir=runs, db_path=db)
         assert not store.claims_changed(db)
+        store.ingest(runs_dir=runs, db_path=tmp_path / "fresh.duckdb")
+        assert dump(db) == dump(tmp_path / "fresh.duckdb")
+        assert table(db, "SELECT count(*) FROM verdicts WHERE claim_id = 'mlp-macs'") == [(0,)]
+        assert table(db, "SELECT tolerance FROM verdicts WHERE claim_id = 'mlp-accuracy'") == [(0.5,)]
     finally:
         registry.reproductions.cache_clear()
 
@@ -299,3 +307,6 @@ def test_a_seed_or_record_the_store_cannot_hold_fails_validation(paths, tmp_path
     assert "field 'seed'" in " ".join(result.errors) and "at most" in " ".join(result.errors)
     assert sorted(p.name for p in runs.iterdir()) == [good.name]
     assert store.ingest(runs_dir=runs, db_path=db).errors == []
+    (runs / "x.seed.json").write_text((elsewhere / "seed.json").read_text())  # put there by hand: named, skipped
+    result = store.ingest(runs_dir=runs, db_path=db)
+    assert result.total == 1 and result.errors[0].startswith(f"{runs / 'x.seed.json'}: field 'seed'")
