@@ -19,13 +19,13 @@ left out, and the others still go in.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import fcntl
 import json
-import multiprocessing
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -263,21 +263,40 @@ def _parse_files(paths: Sequence[Path], out: Path) -> tuple[list[tuple[str, Key]
 def _parse_all(paths: Sequence[Path], tmp: Path, result: IngestResult) -> list[Batch]:
     """:func:`_parse_files` over ``paths``, split over the CPUs when there are many (pydantic holds the GIL)."""
     workers = min(os.cpu_count() or 1, 8) if len(paths) >= PARALLEL_FROM else 1
-    chunks = [paths[i::workers] for i in range(workers)]
     outs = [tmp / f"records-{i}.ndjson" for i in range(workers)]
     if workers == 1:
         done = [_parse_files(paths, outs[0])]
     else:
-        # spawned, not forked: a forked worker would inherit the writer lock and the pool's pipes, and outlive a
-        # killed ingest still holding the lock
-        context = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-            done = list(pool.map(_parse_files, chunks, outs))
+        done = _parse_in_processes([paths[i::workers] for i in range(workers)], outs)
     batches = []
     for out, (lines, errors) in zip(outs, done, strict=True):
         result.errors.extend(errors)
         batches.append(Batch(out, lines))
     return batches
+
+
+def _parse_in_processes(chunks: list[Sequence[Path]], outs: list[Path]) -> list[tuple[list, list[str]]]:
+    """Run :func:`_parse_files` on each chunk in its own ``python -m harness.store`` process. Plain subprocesses,
+    not a multiprocessing pool: they inherit neither the writer lock nor the caller's ``__main__``, and one whose
+    ingest was killed finishes its chunk and exits."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")]),
+    }
+    procs = []
+    for chunk, out in zip(chunks, outs, strict=True):
+        listing = out.with_suffix(".paths.json")
+        listing.write_text(json.dumps([str(path) for path in chunk]), encoding="utf-8")
+        command = [sys.executable, "-m", "harness.store", str(listing), str(out)]
+        procs.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    done = []
+    for proc in procs:
+        stdout, stderr = proc.communicate()
+        if proc.returncode != 0:
+            raise HarnessError(f"a record-validating process failed: {stderr.decode(errors='replace').strip()}")
+        lines, errors = json.loads(stdout)
+        done.append(([(path, tuple(key)) for path, key in lines], errors))
+    return done
 
 
 @dataclass
@@ -288,33 +307,47 @@ class Batch:
     lines: list[tuple[str, Key]]
 
 
+def _record_shape() -> str:
+    """The ``json_transform`` structure that takes every ``runs`` column (and ``metrics``) out of a record's JSON in
+    one parse; timestamps are read as text and cast after."""
+    shape: dict[str, Any] = {"metrics": "MAP(VARCHAR, DOUBLE)"}
+    for name, kind in RUN_COLUMNS.items():
+        if name == "record":
+            continue
+        *parents, last = RUN_PATHS.get(name, name).split(".")
+        node = shape
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = "VARCHAR" if kind == "TIMESTAMP" else kind
+    return json.dumps(shape)
+
+
 def _column_sql(name: str, kind: str) -> str:
-    """The SQL that takes column ``name`` of ``runs`` out of a record's JSON ``r``."""
+    """The SQL that takes column ``name`` of ``runs`` out of ``t``, the record's transformed JSON (``r``: as it is)."""
     if name == "record":
         return "r"
-    path = "$." + RUN_PATHS.get(name, name)
+    expr = "t." + ".".join(f'"{part}"' for part in RUN_PATHS.get(name, name).split("."))
     if kind == "JSON":
-        return f"nullif(json_extract(r, '{path}'), 'null')"
-    if kind == "VARCHAR[]":
-        return f"json_extract(r, '{path}')::VARCHAR[]"
-    return f"json_extract_string(r, '{path}')::{kind}"
+        return f"nullif({expr}, 'null')"
+    return f"{expr}::TIMESTAMP" if kind == "TIMESTAMP" else expr
 
 
 def _insert_records(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> None:
-    """Insert the records of NDJSON ``files`` into ``runs`` and ``metrics`` (DuckDB parses the JSON)."""
+    """Insert the records of NDJSON ``files`` into ``runs`` and ``metrics``: DuckDB parses each line once."""
     source = (
         "SELECT json AS r FROM read_json(?, format='newline_delimited', records=false, columns={json: 'JSON'}, "
         f"maximum_object_size={MAX_OBJECT_BYTES})"
     )
-    columns = ", ".join(_column_sql(name, kind) for name, kind in RUN_COLUMNS.items())
-    names = [str(path) for path in files]
-    con.execute(f"INSERT INTO runs SELECT {columns} FROM ({source})", [names])
-    metrics = "json_transform(json_extract(r, '$.metrics'), '\"MAP(VARCHAR, DOUBLE)\"')"
     con.execute(
-        f"INSERT INTO metrics SELECT run_id, unnest(map_keys(m)), unnest(map_values(m)) FROM "
-        f"(SELECT json_extract_string(r, '$.run_id') AS run_id, {metrics} AS m FROM ({source}))",
-        [names],
+        f"CREATE OR REPLACE TEMP TABLE staged AS SELECT r, json_transform_strict(r, ?) AS t FROM ({source})",
+        [_record_shape(), [str(path) for path in files]],
     )
+    columns = ", ".join(_column_sql(name, kind) for name, kind in RUN_COLUMNS.items())
+    con.execute(f"INSERT INTO runs SELECT {columns} FROM staged")
+    con.execute(
+        "INSERT INTO metrics SELECT t.run_id, unnest(map_keys(t.metrics)), unnest(map_values(t.metrics)) FROM staged"
+    )
+    con.execute("DROP TABLE staged")
 
 
 def _refused(batches: Sequence[Batch], tmp: Path) -> dict[str, str]:
@@ -640,3 +673,8 @@ def ingest(
                 continue  # again, without the records now in ``refused``
     result.errors += [f"{path}: the database cannot hold this record: {why}" for path, why in refused.items()]
     return result
+
+
+if __name__ == "__main__":  # a validating worker of _parse_in_processes: paths (JSON list) in, NDJSON out
+    _lines, _errors = _parse_files([Path(p) for p in json.loads(Path(sys.argv[1]).read_text())], Path(sys.argv[2]))
+    json.dump([_lines, _errors], sys.stdout)
