@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ CONFIG_KEYS = {
 LIGHTNING_DIR = Path("results/lightning")
 # system arguments naming weight files: a run is identified by the files' content (evaluated or fine-tuned from)
 WEIGHT_ARGS = ("checkpoint", "init_checkpoint")
+TOKENIZER_FILE = re.compile(r"[0-9a-f]{64}\.(?:json|model)")  # a stored tokenizer (tasks.tokenizers.artifacts)
 
 
 @dataclass(frozen=True)
@@ -214,7 +216,8 @@ def _test_metrics(results: list[dict[str, float]], index: int) -> dict[str, floa
 
 def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path = RUNS_DIR) -> list[Path]:
     """Prepare data, fit (unless ``fit: false``) and test; write one record per ``evaluate`` entry. A resolved
-    ``init_from`` (harness.chains) loads the parent's weights before the fit; ``save_checkpoint`` stores them after."""
+    ``init_from`` (harness.chains) loads the parent's weights before the fit; ``save_checkpoint`` stores them after.
+    The records cite a tokenizer the config names or the data module or system registers (docs/tokenizers.md)."""
     import pytorch_lightning as pl
 
     from harness.predictions import PredictionsKeeper
@@ -226,6 +229,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     if all(path.exists() for path in paths):
         print(f"already recorded: {', '.join(p.name for p in paths)}", file=sys.stderr)
         return paths
+    cited = _tokenizer_artifacts(resolved)  # checked before anything runs
     datamodule = _datamodule(resolved)
     pl.seed_everything(resolved["seed"], workers=True)
     system = _instantiate(resolved["system"], model=resolved["model"])
@@ -244,6 +248,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
         trainer.fit(system, datamodule=datamodule, ckpt_path=resume)
     artifacts = _save_checkpoint(system, runs_dir) if resolved.get("save_checkpoint") else {}
     results = trainer.test(system, datamodule=datamodule, verbose=False)
+    artifacts = {**cited, **_owned_artifacts(datamodule, system), **artifacts}  # owned: set up during fit or test
     finished = now()
     if len(results) != len(evaluations):
         raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")
@@ -261,6 +266,32 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
         written.append(write_record(record, runs_dir))
     shutil.rmtree(run_dir, ignore_errors=True)  # recorded: nothing left to resume
     return written
+
+
+def _tokenizer_artifacts(resolved: dict[str, Any]) -> dict[str, str]:
+    """A run whose data or system ``tokenizer`` is a stored tokenizer file (``<sha256>.json`` / ``.model``) cites it in
+    its records: ``tokenizer`` (the path) and ``tokenizer_sha256``, the file's hash checked against its name."""
+    for part in ("data", "system"):
+        path = resolved[part]["init_args"].get("tokenizer")
+        if isinstance(path, str) and TOKENIZER_FILE.fullmatch(Path(path).name):
+            try:
+                sha256 = file_sha256(path)
+            except OSError as exc:
+                raise HarnessError(
+                    f"{path}: cannot read the tokenizer ({part}.init_args.tokenizer): {exc.strerror}"
+                ) from None
+            if sha256 != Path(path).name.split(".")[0]:
+                raise HarnessError(f"{path}: tokenizer sha256 does not match its name: actual {sha256} (file changed)")
+            return {"tokenizer": path, "tokenizer_sha256": sha256}
+    return {}
+
+
+def _owned_artifacts(*owners: Any) -> dict[str, str]:
+    """What the data module or system asks its records to cite (``record_artifacts``; e.g. a tokenizer trained in
+    the run, ``tasks.tokenizers.register``)."""
+    return {
+        name: str(value) for owner in owners for name, value in (getattr(owner, "record_artifacts", None) or {}).items()
+    }
 
 
 def _datamodule(resolved: dict[str, Any]) -> Any:

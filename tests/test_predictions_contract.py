@@ -160,6 +160,44 @@ def _debian_corpora(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[An
     return metric, Scoring(task_id, files["references"], range(len(rows)), labels=vocab)
 
 
+def _conll2003(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """The example's predicted tags (the last column of its conlleval file) per sentence of the tiny eng.testb."""
+    from tasks.conll2003.data import Conll2003DataModule
+    from tasks.conll2003.metric import ConllNerMetric
+
+    data = Conll2003DataModule(files["references"].parent)
+    scoring = data.scoring(0, tmp)
+    rows = [line.split(" ") for line in files["predictions"].read_text().splitlines()]
+    guessed = {number: fields[-1] for number, fields in enumerate(rows, start=1) if len(fields) == 5}
+    metric = ConllNerMetric()
+    for sentence in data.sentences("testb"):
+        metric.update([[guessed[sentence.id + i] for i in range(len(sentence.tags))]], [list(sentence.tags)])
+    return metric, scoring
+
+
+def _conll2012(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """The tiny test split through its data module (gold), the example response read as the same items (preds)."""
+    from tasks.conll2012.data import Conll2012DataModule, coref_document, srl_sentences
+    from tasks.conll2012.metric import CorefMetric, SrlMetric
+    from tasks.conll2012.reader import read_documents
+
+    task = "srl" if task_id == "srl-conll2012" else "coref"
+    data = Conll2012DataModule(files["references"].parents[6], task=task)
+    scoring = data.scoring(0, tmp)
+    responses = read_documents(files["predictions"])
+    if task == "srl":
+        predicted = {s.id: dict(s.frames) for doc in responses for s in srl_sentences(doc)}
+        metric = SrlMetric()
+        for item in data.items("test"):
+            metric.update([predicted[item.id]], [dict(item.frames)], ids=[item.id])
+    else:
+        predicted = {doc.name: coref_document(doc).clusters for doc in responses}
+        metric = CorefMetric()
+        for item in data.items("test"):
+            metric.update([predicted[item.id]], [item.clusters])
+    return metric, scoring
+
+
 # the scorer's package -> how to feed that family's metric from its example pair
 FEEDERS: dict[str, Callable[[str, dict[str, Path], Path], tuple[Any, Scoring]]] = {
     "tasks.imagenet": _classification,
@@ -173,6 +211,8 @@ FEEDERS: dict[str, Callable[[str, dict[str, Path], Path], tuple[Any, Scoring]]] 
     "tasks.glue": _glue,
     "tasks.librispeech": _librispeech,
     "tasks.debian_corpora": _debian_corpora,
+    "tasks.conll2003": _conll2003,
+    "tasks.conll2012": _conll2012,
 }
 
 

@@ -40,12 +40,12 @@ from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
 from harness.predictions import Scoring
-from harness.registry import load_object
 from tasks.debian_corpora.corpus import CLASSIFICATION_FILES, LM_FILES, folder_hash
 from tasks.debian_corpora.score import EOS
 from tasks.debian_corpora.tokenize import UNK
 from tasks.imagenet.subsets import format_subset, write_list
 from tasks.text_classification.data import Example, example_loader, read_zhang_csv
+from tasks.tokenizers import batch_tokenizer
 
 # --- language modelling ------------------------------------------------------------------------------------------
 
@@ -234,7 +234,8 @@ class DebianTextDataModule(pl.LightningDataModule):
         data_root: the corpus folder (``train.csv``, ``test.csv``, ``classes.txt``).
         batch_size: examples per batch.
         num_workers: data-loader worker processes.
-        tokenizer: a callable (or its ``"module:attribute"`` path) applied to each batch's list of texts.
+        tokenizer: a callable (or its ``"module:attribute"`` path) applied to each batch's list of texts, or a
+            :class:`tasks.tokenizers.Tokenizer` or the path of a stored one (``tasks.text_classification.data``).
         per_class: training examples kept per class (``None``: all), drawn by ``subset_seed``.
         subset_seed: seed of the per-class ranking.
         subset_file: where to write the training list file (optional).
@@ -255,7 +256,7 @@ class DebianTextDataModule(pl.LightningDataModule):
         if per_class is not None and per_class < 1:
             raise HarnessError(f"per_class must be at least 1; got {per_class}")
         self.data_root = Path(data_root)
-        self.tokenizer = load_object(tokenizer) if isinstance(tokenizer, str) else tokenizer
+        self.tokenizer = batch_tokenizer(tokenizer)
         self.splits: dict[str, list[Example]] = {}
         self.train_examples: list[Example] | None = None
         self.data_hash: str | None = None

@@ -34,7 +34,10 @@ included (GPT's start/delimiter/extract, XLNet's ``A <sep> B <sep> <cls>`` ...);
 ``max_length`` keep their first ``max_length`` ids (an encoder whose format ends in a special token, as XLNet's
 does, returns no more than that itself), and the batch holds ``input_ids`` long (N, T) padded with
 ``encode.pad_token_id`` (default 0) and ``attention_mask`` long (N, T) instead of the texts, T the longest sequence
-of the batch. :func:`whitespace_tokenizer` is a reference encoder for tests and the smoke tier, not any paper's.
+of the batch. ``tokenizer`` may also be the path of a stored tokenizer (``results/tokenizers/<sha256>.json``, see
+:mod:`tasks.tokenizers`): any :class:`tasks.tokenizers.Tokenizer` is such an encoder, its template the layout.
+:func:`whitespace_tokenizer` (:mod:`tasks.tokenizers.words`, imported here under its old path) is a reference
+encoder for tests and the smoke tier, not any paper's.
 
 ``data_hash`` (after ``setup()``) is the sha256 of the ``sha256sum``-style manifest (``<sha256>  <path relative to
 data_root>`` lines) of the files read.
@@ -44,7 +47,6 @@ from __future__ import annotations
 
 import functools
 import warnings
-import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -56,9 +58,10 @@ from torch.utils.data import DataLoader
 from harness.errors import HarnessError
 from harness.predictions import Scoring
 from harness.records import files_hash
-from harness.registry import load_object
 from tasks.glue import LAYOUTS, GlueLayout
 from tasks.glue.score import Label, _header, _labelled_rows, _read_tsv, layout
+from tasks.tokenizers import make_tokenizer
+from tasks.tokenizers.words import WhitespaceTokenizer, whitespace_tokenizer  # noqa: F401 (their old import path)
 
 MNLI_BOTH = "glue-mnli"  # train on MNLI, test on its matched and mismatched dev sets
 # (first, second) text column of each task; the names are those of the header (CoLA: of LAYOUTS' column names)
@@ -141,30 +144,7 @@ def split_files(task: str) -> dict[str, tuple[str, str]]:
 
 
 # --- tokenizing ----------------------------------------------------------------------------------------------------
-
-
-class WhitespaceTokenizer:
-    """A reference encoder for tests and the smoke tier: ``[CLS] a [SEP] (b [SEP])``, one id per whitespace-separated
-    word (3 + crc32 of the lower-cased word modulo ``vocab_size - 3``); ids 0, 1, 2 are padding, CLS and SEP."""
-
-    pad_token_id, cls_token_id, sep_token_id = 0, 1, 2
-
-    def __init__(self, vocab_size: int = 30522) -> None:
-        self.vocab_size = vocab_size
-
-    def word_id(self, word: str) -> int:
-        return 3 + zlib.crc32(word.lower().encode()) % (self.vocab_size - 3)
-
-    def __call__(self, text_a: str, text_b: str | None = None) -> list[int]:
-        ids = [self.cls_token_id, *map(self.word_id, text_a.split()), self.sep_token_id]
-        if text_b is not None:
-            ids += [*map(self.word_id, text_b.split()), self.sep_token_id]
-        return ids
-
-
-def whitespace_tokenizer() -> WhitespaceTokenizer:
-    """The factory of :class:`WhitespaceTokenizer` (``tokenizer="tasks.glue.data:whitespace_tokenizer"``)."""
-    return WhitespaceTokenizer()
+# the reference encoder is tasks.tokenizers' one whitespace tokenizer (WhitespaceTokenizer()(text_a, text_b) -> ids)
 
 
 def collate(
@@ -199,7 +179,8 @@ class GlueDataModule(pl.LightningDataModule):
     Args:
         data_root: the GLUE root (``glue_data/``), holding ``CoLA/``, ``MNLI/`` ...
         task: ``glue-cola`` ... ``glue-wnli`` (a dev set's task id), or ``glue-mnli`` for both MNLI dev sets.
-        tokenizer: ``"module:factory"``; the factory, called with no arguments, returns ``encode(text_a, text_b)``.
+        tokenizer: ``"module:factory"``; the factory, called with no arguments, returns ``encode(text_a, text_b)``;
+            or the path of a stored tokenizer (``tasks.tokenizers``).
         max_length: longest encoded sequence kept (tokenized batches only).
         batch_size: examples per batch.
         num_workers: data-loader worker processes.
@@ -266,7 +247,7 @@ class GlueDataModule(pl.LightningDataModule):
         if self.data_hash is None:
             self.data_hash = files_hash(self.data_root, [relative for _, relative in self.files.values()])
         if self.tokenizer is not None and self._encode is None:
-            self._encode = load_object(self.tokenizer)()
+            self._encode = make_tokenizer(self.tokenizer)
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         if self.data_hash is None:

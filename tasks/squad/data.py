@@ -40,8 +40,10 @@ own features from :func:`windows`. A tokenized batch holds ``input_ids``, ``atte
 long (N, T) padded to the longest feature, ``start_positions``, ``end_positions`` and ``example_index`` long (N,)
 (into ``module.examples(split)``), ``offsets`` long (N, T, 2) (a context token's characters in its context,
 ``(-1, -1)`` elsewhere) and ``qids``, a list of N question ids; :func:`span_text` turns a predicted span back into
-the answer text of the prediction JSON. :func:`whitespace_tokenizer` is a reference tokenizer for tests and the
-smoke tier, not any paper's.
+the answer text of the prediction JSON. A :class:`tasks.tokenizers.Tokenizer` (from a factory, or ``tokenizer`` the
+path of a stored one, ``results/tokenizers/<sha256>.json``) serves too: its pieces without special tokens are the
+ids and offsets. :func:`whitespace_tokenizer` (:mod:`tasks.tokenizers.words`, imported here under its old path) is a
+reference tokenizer for tests and the smoke tier, not any paper's.
 
 ``data_hash`` (after ``setup()``) is the sha256 of the ``sha256sum``-style manifest (``<sha256>  <file name>``
 lines) of the two files.
@@ -50,9 +52,7 @@ lines) of the two files.
 from __future__ import annotations
 
 import functools
-import re
 import warnings
-import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -64,8 +64,9 @@ from torch.utils.data import DataLoader
 from harness.errors import HarnessError
 from harness.predictions import Scoring
 from harness.records import files_hash
-from harness.registry import load_object
 from tasks.squad.score import Question, _expect, _field, _json_type, _paragraph_questions, _read_json
+from tasks.tokenizers import Tokenizer, make_tokenizer
+from tasks.tokenizers.words import WhitespaceTokenizer, whitespace_tokenizer  # noqa: F401 (their old import path)
 
 FILE_NAMES = {"1.1": ("train-v1.1.json", "dev-v1.1.json"), "2.0": ("train-v2.0.json", "dev-v2.0.json")}
 SPLITS = ("train", "dev")
@@ -192,6 +193,9 @@ def answer_tokens(offsets: Sequence[tuple[int, int]], start: int, end: int) -> t
 
 
 def _tokenize(tokenize: Any, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+    if isinstance(tokenize, Tokenizer):  # the one interface: the text's pieces, no special tokens
+        encoding = tokenize.encode(text, special_tokens=False)
+        return encoding.ids, encoding.offsets
     ids, offsets = tokenize(text)
     if len(ids) != len(offsets):
         raise HarnessError(f"the SQuAD tokenizer gave {len(ids)} ids but {len(offsets)} offsets for {text[:40]!r}")
@@ -256,29 +260,6 @@ def collate_features(features: Sequence[Feature], examples: Sequence[SquadExampl
     return batch
 
 
-# --- the reference tokenizer ---------------------------------------------------------------------------------------
-
-
-class WhitespaceTokenizer:
-    """A reference tokenizer for tests and the smoke tier: one token per run of non-space characters, its id 3 +
-    crc32 of the lower-cased word modulo ``vocab_size - 3``; ids 0, 1, 2 are padding, CLS and SEP."""
-
-    pad_token_id, cls_token_id, sep_token_id = 0, 1, 2
-
-    def __init__(self, vocab_size: int = 30522) -> None:
-        self.vocab_size = vocab_size
-
-    def __call__(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
-        words = list(re.finditer(r"\S+", text))
-        ids = [3 + zlib.crc32(word.group().lower().encode()) % (self.vocab_size - 3) for word in words]
-        return ids, [word.span() for word in words]
-
-
-def whitespace_tokenizer() -> WhitespaceTokenizer:
-    """The factory of :class:`WhitespaceTokenizer` (``tokenizer="tasks.squad.data:whitespace_tokenizer"``)."""
-    return WhitespaceTokenizer()
-
-
 # --- the data module -----------------------------------------------------------------------------------------------
 
 
@@ -289,7 +270,8 @@ class SquadDataModule(pl.LightningDataModule):
         data_root: the folder holding ``train-v1.1.json`` and ``dev-v1.1.json`` (or the v2.0 files).
         version: ``"1.1"`` or ``"2.0"``.
         tokenizer: ``"module:factory"``; the factory, called with no arguments, returns ``tokenize(text) -> (ids,
-            offsets)`` with ``cls_token_id`` and ``sep_token_id`` attributes. ``None``: batches of raw examples.
+            offsets)`` with ``cls_token_id`` and ``sep_token_id`` attributes (or a ``tasks.tokenizers.Tokenizer``);
+            or the path of a stored tokenizer. ``None``: batches of raw examples.
         max_length: tokens per feature, ``[CLS]`` and both ``[SEP]`` included.
         doc_stride: tokens between the starts of consecutive context windows.
         batch_size: examples (raw) or features (tokenized) per batch.
@@ -359,7 +341,7 @@ class SquadDataModule(pl.LightningDataModule):
             self.examples(split)
 
     def _load_tokenizer(self) -> Any:
-        tokenize = load_object(self.tokenizer)()
+        tokenize = make_tokenizer(self.tokenizer)
         absent = [name for name in ("cls_token_id", "sep_token_id") if not hasattr(tokenize, name)]
         if absent:
             raise HarnessError(f"the SQuAD tokenizer made by {self.tokenizer!r} has no {', '.join(absent)} attribute")

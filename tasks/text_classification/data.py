@@ -13,6 +13,9 @@ lists, the label a 0-based class index in the order of ``LAYOUTS[task].classes``
 Nothing is tokenized or cleaned: ULMFiT's, ELMo's and GPT's preprocessing differ and belong to the reproductions.
 Batches are ``(texts, labels)``: a list of strings and a long (N,) tensor, or ``(tokenizer(texts), labels)``
 when a ``tokenizer`` is given (a callable taking the list of strings, or its ``"module:attribute"`` import path).
+A :class:`tasks.tokenizers.Tokenizer` (or the path of a stored one, ``results/tokenizers/<sha256>.json``) gives
+``tokenizer.encode_batch(texts)``: a dict of ``input_ids``, ``attention_mask``, ``token_type_ids`` (N, T) and
+``offsets`` (N, T, 2).
 
 A few-label subset (``subset_percent < 100``) keeps ``ceil(k% * n_class)`` training examples of every class with
 :mod:`tasks.imagenet.subsets` (list file: ``<id> <class index>`` lines); ``data_hash`` is its sha256 (of the whole
@@ -37,9 +40,9 @@ from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
 from harness.predictions import Scoring
-from harness.registry import load_object
 from tasks.imagenet.subsets import format_subset, sample_subset, subset_size, write_list
 from tasks.text_classification import LAYOUTS, TextLayout
+from tasks.tokenizers import batch_tokenizer
 
 
 class Example(NamedTuple):
@@ -198,7 +201,8 @@ class TextClassificationDataModule(pl.LightningDataModule):
             for TREC the folder holding ``train_5500.label`` and ``TREC_10.label`` (or its parent, as ``trec/``).
         batch_size: examples per batch.
         num_workers: data-loader worker processes.
-        tokenizer: a callable (or its ``"module:attribute"`` path) applied to each batch's list of texts.
+        tokenizer: a callable (or its ``"module:attribute"`` path) applied to each batch's list of texts, or a
+            :class:`tasks.tokenizers.Tokenizer` or the path of a stored one (see the module docstring).
         subset_percent: train on this percentage of each class (see :mod:`tasks.imagenet.subsets`).
         subset_seed: seed of the subset's ranking.
         subset_file: where to write the training list file (optional; ``data_hash`` is the same either way).
@@ -222,7 +226,7 @@ class TextClassificationDataModule(pl.LightningDataModule):
         self.data_root = Path(data_root)
         self.batch_size = batch_size
         self.num_workers = num_workers
-        self.tokenizer = load_object(tokenizer) if isinstance(tokenizer, str) else tokenizer
+        self.tokenizer = batch_tokenizer(tokenizer)
         self.subset_percent = float(subset_percent)
         self.subset_seed = subset_seed
         self.subset_file = Path(subset_file) if subset_file is not None else None

@@ -1,0 +1,200 @@
+"""BPE and WordPiece over Hugging Face's ``tokenizers`` library (Rust; its ``tokenizer.json`` is the artifact).
+
+Trained models (:func:`train_bpe`, :func:`train_wordpiece`):
+
+- ``train_bpe(..., byte_level=True)``: GPT-2-style byte-level BPE (every text encodes, ``decode`` gives it back).
+- ``train_bpe(..., byte_level=False)``: GPT-1-style character BPE, each word's last symbol marked ``</w>``, over
+  BERT's pre-tokenizer (white space and punctuation) after NFKC and, by default, lower-casing. GPT-1 (Radford et
+  al. 2018) learnt 40,000 merges over text cleaned with ``ftfy`` and split by spaCy; neither is used here.
+- ``train_wordpiece``: BERT's WordPiece (``##`` continuation prefix, BERT's normaliser and pre-tokenizer).
+
+Training is deterministic: the trainer's merges are, but the ids it gives symbols of equal count are not (hash-map
+order), so the vocabulary is renumbered before saving: special tokens first (in the order given), then the other
+base symbols sorted, then each merge's product in merge order (WordPiece: all its pieces sorted). The same texts
+and settings therefore give byte-identical ``tokenizer.json`` files. Offsets are ``tokenizers``' character
+offsets, with the white space a byte-level token carries left out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from harness.errors import HarnessError
+from tasks.tokenizers.core import BERT_TEMPLATE, TEXTS_ALONE, Encoding, Template, Tokenizer, pieces
+
+# role -> the token names that fill it, by convention
+ROLE_NAMES = {
+    "pad": ("[PAD]", "<pad>", "<|pad|>"),
+    "unk": ("[UNK]", "<unk>"),
+    "bos": ("<s>", "<bos>", "<|startoftext|>"),
+    "eos": ("</s>", "<eos>", "<|endoftext|>"),
+    "cls": ("[CLS]", "<cls>"),
+    "sep": ("[SEP]", "<sep>"),
+    "mask": ("[MASK]", "<mask>"),
+}
+
+
+def roles_of(tokens: Iterable[str]) -> dict[str, str]:
+    """Role -> special token, for the special tokens among ``tokens`` named as :data:`ROLE_NAMES` has them."""
+    present = set(tokens)
+    return {role: name for role, names in ROLE_NAMES.items() for name in names if name in present}
+
+
+def trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` without the white space at either end (a byte-level or SentencePiece token's space)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+class HFBackend:
+    """A ``tokenizers.Tokenizer`` read from the bytes of its ``tokenizer.json``."""
+
+    def __init__(self, data: bytes) -> None:
+        from tokenizers import Tokenizer as RustTokenizer
+
+        self.data = data
+        try:
+            self.tokenizer = RustTokenizer.from_str(data.decode("utf-8"))
+        except Exception as exc:  # the library's errors are plain Exceptions
+            raise HarnessError(f"not a tokenizers tokenizer.json: {exc}") from None
+        self.vocab_size = self.tokenizer.get_vocab_size(with_added_tokens=True)
+
+    def pieces(self, text: str) -> Encoding:
+        found = self.tokenizer.encode(text, add_special_tokens=False)
+        return pieces(found.ids, found.tokens, [trim(text, a, b) for a, b in found.offsets])
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=False)
+
+    def token_to_id(self, token: str) -> int | None:
+        return self.tokenizer.token_to_id(token)
+
+    def content(self) -> bytes:
+        return self.data
+
+    def special_tokens(self) -> list[str]:
+        return [t["content"] for t in json.loads(self.data)["added_tokens"] if t.get("special")]
+
+    def template(self) -> Template:
+        """The layout its ``TemplateProcessing`` post-processor gives (none: the texts alone)."""
+        processor = json.loads(self.data).get("post_processor") or {}
+        if processor.get("type") != "TemplateProcessing":
+            return TEXTS_ALONE
+        return Template(*(" ".join(_item(item) for item in processor[key]) for key in ("single", "pair")))
+
+
+def _item(item: dict[str, Any]) -> str:
+    kind, body = next(iter(item.items()))
+    name = body["id"] if kind == "SpecialToken" else f"${body['id']}"
+    return f"{name}:{body['type_id']}"
+
+
+def hf_tokenizer(data: bytes, template: Template | None = None) -> Tokenizer:
+    """The :class:`Tokenizer` of a ``tokenizer.json`` (``template``: its own post-processor's when not given)."""
+    backend = HFBackend(data)
+    kind = json.loads(data)["model"]["type"]
+    return Tokenizer(backend, template or backend.template(), roles_of(backend.special_tokens()), kind.lower())
+
+
+def _renumbered(model: dict[str, Any], specials: Sequence[str]) -> dict[str, int]:
+    """The trained vocabulary in the deterministic order of the module docstring."""
+    vocab = model["vocab"]
+    order = [token for token in specials if token in vocab]
+    if model["type"] == "BPE":
+        prefix = model.get("continuing_subword_prefix") or ""
+        merges = [m.split(" ", 1) if isinstance(m, str) else m for m in model["merges"]]
+        products = list(dict.fromkeys(a + b.removeprefix(prefix) if prefix else a + b for a, b in merges))
+        made = set(products) | set(order)
+        order += sorted(token for token in vocab if token not in made) + [p for p in products if p not in order]
+    else:
+        order += sorted(token for token in vocab if token not in set(order))
+    if sorted(order) != sorted(vocab):
+        raise HarnessError("tokenizers: the trained vocabulary could not be renumbered (an unexpected merge product)")
+    return {token: i for i, token in enumerate(order)}
+
+
+def _canonical(tokenizer: Any, specials: Sequence[str], template: Template | None) -> bytes:
+    """The trained tokenizer's ``tokenizer.json`` bytes, renumbered, with ``template`` as its post-processor."""
+    from tokenizers import Tokenizer as RustTokenizer
+    from tokenizers import processors
+
+    document = json.loads(tokenizer.to_str())
+    old = dict(document["model"]["vocab"])
+    document["model"]["vocab"] = new = _renumbered(document["model"], specials)
+    for added in document["added_tokens"]:
+        if old[added["content"]] != new[added["content"]]:
+            raise HarnessError(f"tokenizers: special token {added['content']!r} moved while renumbering")
+    rebuilt = RustTokenizer.from_str(json.dumps(document, ensure_ascii=False))
+    if template is not None and template.specials():
+        ids = [(token, rebuilt.token_to_id(token)) for token in template.specials()]
+        rebuilt.post_processor = processors.TemplateProcessing(single=template.single, pair=template.pair,
+                                                               special_tokens=ids)  # fmt: skip
+    return rebuilt.to_str().encode("utf-8")
+
+
+def _check_specials(template: Template | None, specials: Sequence[str]) -> None:
+    missing = [token for token in (template.specials() if template else []) if token not in specials]
+    if missing:
+        raise HarnessError(f"the template uses {missing}, which are not among the special tokens {list(specials)}")
+
+
+def train_bpe(
+    texts: Iterable[str],
+    vocab_size: int,
+    byte_level: bool = True,
+    special_tokens: Sequence[str] = ("<|endoftext|>",),
+    lowercase: bool = True,
+    min_frequency: int = 2,
+    template: Template | None = None,
+) -> Tokenizer:
+    """A BPE tokenizer learnt from ``texts`` (see the module docstring; ``lowercase`` applies to character BPE
+    only; ``vocab_size`` counts the base symbols, the merges and the special tokens)."""
+    from tokenizers import Tokenizer as RustTokenizer
+    from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
+
+    _check_specials(template, special_tokens)
+    if byte_level:
+        tokenizer = RustTokenizer(models.BPE())
+        tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tokenizer.decoder = decoders.ByteLevel()
+        options: dict[str, Any] = {"initial_alphabet": pre_tokenizers.ByteLevel.alphabet()}
+    else:
+        unk = roles_of(special_tokens).get("unk")
+        tokenizer = RustTokenizer(models.BPE(unk_token=unk, end_of_word_suffix="</w>"))
+        steps = [normalizers.NFKC(), *([normalizers.Lowercase()] if lowercase else [])]
+        tokenizer.normalizer = normalizers.Sequence(steps)
+        tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tokenizer.decoder = decoders.BPEDecoder(suffix="</w>")
+        options = {"end_of_word_suffix": "</w>"}
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency, show_progress=False,
+                                  special_tokens=list(special_tokens), **options)  # fmt: skip
+    tokenizer.train_from_iterator(texts, trainer)
+    return hf_tokenizer(_canonical(tokenizer, special_tokens, template), template)
+
+
+def train_wordpiece(
+    texts: Iterable[str],
+    vocab_size: int,
+    special_tokens: Sequence[str] = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"),
+    lowercase: bool = True,
+    min_frequency: int = 2,
+    template: Template | None = BERT_TEMPLATE,
+) -> Tokenizer:
+    """A BERT-style WordPiece tokenizer learnt from ``texts`` (layout ``[CLS] a [SEP] (b [SEP])`` by default)."""
+    from tokenizers import Tokenizer as RustTokenizer
+    from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
+
+    _check_specials(template, special_tokens)
+    tokenizer = RustTokenizer(models.WordPiece(unk_token=roles_of(special_tokens).get("unk", "[UNK]")))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.decoder = decoders.WordPiece()
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, min_frequency=min_frequency, show_progress=False,
+                                        special_tokens=list(special_tokens))  # fmt: skip
+    tokenizer.train_from_iterator(texts, trainer)
+    return hf_tokenizer(_canonical(tokenizer, special_tokens, template), template)
