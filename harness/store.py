@@ -88,7 +88,7 @@ RUN_PATHS = {
 
 @dataclass
 class IngestResult:
-    """What an ingest did: records stored, records in the rebuilt database, and per-file errors."""
+    """What an ingest did: records copied in, runs in the database afterwards, and per-file errors."""
 
     added: list[Path] = field(default_factory=list)
     total: int = 0
