@@ -505,7 +505,8 @@ class Refused(Exception):
 def _rebuild(claims: Sequence[Claim], runs_dir: Path, db_path: Path, refused: dict[str, str], result: IngestResult):
     """Build the whole database from ``runs_dir`` in a temp file and rename it into place (first ingest, a new
     ``STORE_VERSION``, or ``rebuild``): a reader never sees half a database, a crash leaves the old one."""
-    paths = [p for p in sorted(runs_dir.glob("*.json")) if str(p) not in refused] if runs_dir.is_dir() else []
+    names = sorted(os.listdir(runs_dir)) if runs_dir.is_dir() else []  # strings: sorting 10^5 Paths takes seconds
+    paths = [runs_dir / name for name in names if name.endswith(".json") and str(runs_dir / name) not in refused]
     with _scratch(db_path) as tmp:
         batches = _parse_all(paths, tmp, result)
         tmp_db = tmp / "harness.duckdb"
@@ -561,7 +562,8 @@ def _pending(runs_dir: Path, db_path: Path, given: list[Path] | None) -> tuple[l
         stored = {run_id for (run_id,) in con.execute("SELECT run_id FROM runs").fetchall()}
     names = os.listdir(runs_dir) if runs_dir.is_dir() else []
     on_disk = {name[:-5]: runs_dir / name for name in names if name.endswith(".json")}
-    return sorted(path for run_id, path in on_disk.items() if run_id not in stored), sorted(stored - on_disk.keys())
+    new = sorted(run_id for run_id in on_disk if run_id not in stored)
+    return [on_disk[run_id] for run_id in new], sorted(stored - on_disk.keys())
 
 
 def _drop(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> set[Key]:
