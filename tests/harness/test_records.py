@@ -117,6 +117,7 @@ def test_provenance_is_the_harness_and_papers_own_code_not_the_current_directory
     package lies outside git is identified by a hash of its files, which changes when they do."""
     import shutil
     import subprocess
+    import sys
 
     from harness import registry
     from tests.conftest import REPO, TOY_SRC
@@ -128,6 +129,8 @@ def test_provenance_is_the_harness_and_papers_own_code_not_the_current_directory
                     "--allow-empty", "-m", "x"], check=True)  # fmt: skip
     src = tmp_path / "plugin"
     shutil.copytree(TOY_SRC, src)
+    for name in [m for m in sys.modules if m.split(".")[0] == "toy_paper"]:
+        monkeypatch.delitem(sys.modules, name)  # the copy, not the toy plugin an earlier test imported
     monkeypatch.syspath_prepend(str(src))
     monkeypatch.syspath_prepend(str(toy_site))
     monkeypatch.chdir(other)
