@@ -6,9 +6,10 @@ cd "$(dirname "$0")"
 
 # espeak-ng: speech for the LibriSpeech-format fixtures; chromium: the leaderboard's real-browser test;
 # git: DVC pipelines; dataset-fashion-mnist: the SGD-width study's budget tier; wordnet-base, dict-gcide, dict-devil,
-# dict-jargon, dict-foldoc, fortunes, fortunes-min: the text of the Debian budget corpora (docs/corpora.md)
+# dict-jargon, dict-foldoc, fortunes, fortunes-min: the text of the Debian budget corpora (docs/corpora.md);
+# sctk: NIST's sclite, which the Hub5'00 scorer's tests compare against (tests/tasks/switchboard)
 DEBIAN_PACKAGES=(espeak-ng chromium git dataset-fashion-mnist wordnet-base dict-gcide dict-devil dict-jargon dict-foldoc
-  fortunes fortunes-min)
+  fortunes fortunes-min sctk)
 if ((${#DEBIAN_PACKAGES[@]})); then
   missing=()
   for pkg in "${DEBIAN_PACKAGES[@]}"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done

@@ -11,13 +11,19 @@ Where the paper comes from is one stable identifier, in one of three forms (docs
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
+import math
+import re
+import sys
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from harness.errors import HarnessError
 from harness.tiers import CLAIM_KINDS
@@ -31,6 +37,22 @@ SOURCE_FORMS = (
     "there, YYYY-MM-DD), or 'sha256' (of the PDF, 64 hex digits) with the 'url' it was published at"
 )
 Condition = str | int | float | bool
+PERCENT_UNITS = ("%", "percent")
+ARCH_METRICS = ("params_m", "macs_m", "params", "macs")  # what the arch tier records (harness.runner.run_arch)
+
+
+def _finite_number(value: Any) -> Any:
+    """A claim's numbers are numbers: YAML's ``true``, ``"77.1"``, ``.inf`` and ``.nan`` are not."""
+    if isinstance(value, bool):
+        raise ValueError("a number, not true or false")
+    if isinstance(value, str):
+        raise ValueError(f"a number, not text ({value!r})")
+    if isinstance(value, int | float) and not math.isfinite(value):
+        raise ValueError(f"a finite number, not {value}")
+    return value
+
+
+Number = Annotated[float, BeforeValidator(_finite_number)]
 
 
 class TrendRule(BaseModel):
@@ -48,9 +70,9 @@ class TrendRule(BaseModel):
     x: str = Field(pattern=r"^(metrics|config)\..+")
     y: str = Field(pattern=r"^(metrics|config)\..+")
     sign: Literal[-1, 1] | None = None
-    alpha: float = Field(default=0.05, gt=0, lt=1)
-    min: float | None = None
-    max: float | None = None
+    alpha: Number = Field(default=0.05, gt=0, lt=1)
+    min: Number | None = None
+    max: Number | None = None
 
     @model_validator(mode="after")
     def _check_type_fields(self) -> TrendRule:
@@ -90,10 +112,10 @@ class Claim(BaseModel):
     dataset: str = Field(min_length=1)
     split: str = Field(min_length=1)
     metric: str = Field(min_length=1)
-    value: float | None = None
+    value: Number | None = None
     unit: str
     higher_is_better: bool
-    tolerance: float | None = Field(default=None, ge=0)
+    tolerance: Number | None = Field(default=None, ge=0)
     statement: str | None = None
     rule: TrendRule | None = None
     baseline: str | Baseline | None = None
@@ -147,6 +169,19 @@ class Claim(BaseModel):
             raise ValueError("'baseline' is only for delta claims")
         return self
 
+    @model_validator(mode="after")
+    def _check_percentages(self) -> Claim:
+        """A percentage is of a whole: 0 to 100 (a delta -100 to 100), and no tolerance wider than the whole."""
+        if self.unit not in PERCENT_UNITS:
+            return self
+        low, what = (-100.0, "a percentage change (-100 to 100)") if self.kind == "delta" else (0.0, "")
+        if self.value is not None and not low <= self.value <= 100.0:
+            what = what or f"a percentage of {'an' if self.kind == 'arch' else 'a'} {self.kind} claim (0 to 100)"
+            raise ValueError(f"field 'value': {self.value} % is not {what}")
+        if self.tolerance is not None and self.tolerance > 100.0:
+            raise ValueError(f"field 'tolerance': a tolerance of {self.tolerance} % is more than the whole (100 %)")
+        return self
+
     @property
     def baseline_paper(self) -> str:
         """The paper whose records the baseline's results are (this claim's own unless it names another)."""
@@ -174,27 +209,75 @@ def claim_row(claim: Claim) -> dict[str, Any]:
     return data
 
 
-def _entry_lines(path: Path, text: str) -> list[int]:
-    """1-based line of each entry of the ``claims`` list, for error messages."""
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key repeated in one mapping is an error (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str | int | float | bool) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first on line {seen[key]})", key_node.start_mark
+                )
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep)
+
+
+@dataclass(frozen=True)
+class Lines:
+    """Where things are in a claims file: each entry's first line and its fields' lines, and the defaults'."""
+
+    entries: list[int]
+    fields: list[dict[str, int]]
+    defaults: dict[str, int]
+
+    def of(self, index: int, field: str | None) -> str:
+        """``":<line>"`` of ``field`` in entry ``index`` (or in the defaults it came from), else of the entry."""
+        if index >= len(self.entries):
+            return ""
+        line = self.fields[index].get(field or "") or self.defaults.get(field or "") or self.entries[index]
+        return f":{line}"
+
+
+def _field_lines(node: yaml.Node) -> dict[str, int]:
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {key.value: key.start_mark.line + 1 for key, _ in node.value if isinstance(key, yaml.ScalarNode)}
+
+
+def _lines(text: str) -> Lines:
+    """The lines of entries and fields, for error messages (empty where the file cannot be composed)."""
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError:
-        return []
-    if not isinstance(root, yaml.MappingNode):
-        return []
-    for key, value in root.value:
+        root = None
+    lines = Lines([], [], {})
+    for key, value in root.value if isinstance(root, yaml.MappingNode) else []:
+        if key.value == "defaults":
+            lines.defaults.update(_field_lines(value))
         if key.value == "claims" and isinstance(value, yaml.SequenceNode):
-            return [item.start_mark.line + 1 for item in value.value]
-    return []
+            lines.entries.extend(item.start_mark.line + 1 for item in value.value)
+            lines.fields.extend(_field_lines(item) for item in value.value)
+    return lines
 
 
-def _read_yaml(path: Path) -> tuple[dict[str, Any], list[int]]:
+def _decode(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise HarnessError(f"{path}: cannot read claims file: {exc.strerror}") from exc
     try:
-        data = yaml.safe_load(text)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise HarnessError(f"{path}:{line}: not UTF-8 text ({exc.reason})") from None
+
+
+def _read_yaml(path: Path) -> tuple[dict[str, Any], Lines]:
+    text = _decode(path)
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
@@ -208,7 +291,7 @@ def _read_yaml(path: Path) -> tuple[dict[str, Any], list[int]]:
         raise HarnessError(f"{path}: unknown top-level key(s) {sorted(unknown)}; expected 'defaults' and 'claims'")
     if not isinstance(data.get("defaults", {}), dict):
         raise HarnessError(f"{path}: 'defaults' must be a mapping")
-    return data, _entry_lines(path, text)
+    return data, _lines(text)
 
 
 def _describe(error: dict[str, Any], prefix: str = "") -> str:
@@ -217,6 +300,71 @@ def _describe(error: dict[str, Any], prefix: str = "") -> str:
         return message  # a check across fields that names the field itself
     field = ".".join(str(part) for part in error["loc"]) or "(entry)"
     return f"field '{prefix}{field}': {message}"
+
+
+def _field_of(message: str) -> str | None:
+    """The top-level field a message names (``field 'rule.x': ...`` -> ``rule``)."""
+    found = re.match(r"field '([^'.]+)", message)
+    return found.group(1) if found else None
+
+
+# --- names a claim gives must match something registered -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What one paper's claims may name. ``models``: the paper's registered models and the ones it reports but does
+    not build (``Reproduction.unbuilt_models``); ``None`` for a paper that runs its tiers itself (its runner names its
+    models). ``datasets``: every task id, every model's dataset, the datasets the paper's configs evaluate and its
+    ``unbuilt_datasets``. ``metrics``: every task's keys, the arch tier's metrics and the paper's own
+    (``Reproduction.metrics``). ``config_keys``: the top-level keys of a run's config a trend rule's ``config.<path>``
+    may start with (``None``: not checked, for a paper whose runner writes its own configs)."""
+
+    models: Collection[str] | None
+    datasets: Collection[str]
+    metrics: Collection[str]
+    config_keys: Collection[str] | None = None
+
+
+def _unknown(kind: str, name: str, known: Collection[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"unknown {kind} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
+def _check_model(field: str, model: str, models: Collection[str] | None) -> None:
+    if models is None or model in models:
+        return
+    if any(c in model for c in "*?["):
+        if not fnmatch.filter(models, model):
+            raise ValueError(f"field '{field}': the pattern {model!r} matches no model; known: {', '.join(models)}")
+        return
+    raise ValueError(f"field '{field}': {_unknown('model', model, models)}; known: {', '.join(sorted(models))}")
+
+
+def _check_rule_path(field: str, path: str, vocabulary: Vocabulary) -> None:
+    head, _, rest = path.partition(".")
+    if head == "metrics" and rest not in vocabulary.metrics:
+        raise ValueError(f"field '{field}': {_unknown('metric', rest, vocabulary.metrics)}")
+    first = rest.split(".")[0]
+    keys = vocabulary.config_keys
+    if head == "config" and keys is not None and first not in keys:
+        close = difflib.get_close_matches(first, list(keys), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else f"; its keys: {', '.join(sorted(keys))}"
+        raise ValueError(f"field '{field}': {path!r} names no key of a run's config{hint}")
+
+
+def _check_names(claim: Claim, vocabulary: Vocabulary) -> None:
+    """The claim's model, dataset, metric, baseline and rule paths name something ``vocabulary`` knows."""
+    _check_model("model", claim.model, vocabulary.models)
+    if claim.dataset not in vocabulary.datasets:
+        raise ValueError(f"field 'dataset': {_unknown('dataset', claim.dataset, vocabulary.datasets)}")
+    if claim.metric not in vocabulary.metrics:
+        raise ValueError(f"field 'metric': {_unknown('metric', claim.metric, vocabulary.metrics)}")
+    if isinstance(claim.baseline, str):
+        _check_model("baseline", claim.baseline, vocabulary.models)
+    if claim.rule is not None:
+        _check_rule_path("rule.x", claim.rule.x, vocabulary)
+        _check_rule_path("rule.y", claim.rule.y, vocabulary)
 
 
 def _check_baseline(claim: Claim, registered: Mapping[str, Collection[str]]) -> None:
@@ -232,49 +380,94 @@ def _check_baseline(claim: Claim, registered: Mapping[str, Collection[str]]) -> 
 
 
 def load_claims(
-    path: Path, paper: str | None = None, registered: Mapping[str, Collection[str]] | None = None
+    path: Path,
+    paper: str | None = None,
+    registered: Mapping[str, Collection[str]] | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> list[Claim]:
     """Load and validate one claims file; ``paper`` (if given) must be every claim's paper id; ``registered`` (paper
-    id -> its model ids, if given) is what a baseline of another paper may name."""
+    id -> its model ids, if given) is what a baseline of another paper may name; ``vocabulary`` (if given) is what
+    the claims' model, dataset, metric, baseline and rule paths may name."""
     data, lines = _read_yaml(path)
     defaults = data.get("defaults") or {}
     claims: list[Claim] = []
     seen: dict[str, int] = {}
     for index, entry in enumerate(data["claims"]):
-        line = f":{lines[index]}" if index < len(lines) else ""
         if not isinstance(entry, dict):
-            raise HarnessError(f"{path}{line}: claim entry {index} is not a mapping")
+            raise HarnessError(f"{path}{lines.of(index, None)}: claim entry {index} is not a mapping")
         name = f"claim {entry['id']!r} (entry {index})" if isinstance(entry.get("id"), str) else f"claim entry {index}"
         try:
             claim = Claim.model_validate({**defaults, **entry})
         except ValidationError as exc:
-            raise HarnessError(f"{path}{line}: {name}: {_describe(exc.errors()[0])}") from exc
+            message = _describe(exc.errors()[0])
+            raise HarnessError(f"{path}{lines.of(index, _field_of(message))}: {name}: {message}") from exc
         try:
             if registered is not None:
                 _check_baseline(claim, registered)
+            if vocabulary is not None:
+                _check_names(claim, vocabulary)
         except ValueError as exc:
-            raise HarnessError(f"{path}{line}: {name}: {exc}") from exc
+            raise HarnessError(f"{path}{lines.of(index, _field_of(str(exc)))}: {name}: {exc}") from exc
         if paper is not None and claim.paper != paper:
             raise HarnessError(
-                f"{path}{line}: {name}: field 'paper': {claim.paper!r} is not this reproduction's id {paper!r}"
+                f"{path}{lines.of(index, 'paper')}: {name}: field 'paper': {claim.paper!r} is not this reproduction's "
+                f"id {paper!r}"
             )
         if claim.id in seen:
+            first = seen[claim.id]
             raise HarnessError(
-                f"{path}{line}: {name}: duplicate claim id {claim.id!r} (first at entry {seen[claim.id]})"
+                f"{path}{lines.of(index, 'id')}: {name}: duplicate claim id {claim.id!r} (first at entry {first})"
             )
         seen[claim.id] = index
         claims.append(claim)
     return claims
 
 
+def vocabulary(repro: Any) -> Vocabulary:
+    """What ``repro``'s claims may name, from the registry and the paper's configs (see :class:`Vocabulary`)."""
+    from harness import registry
+    from harness.runner import CONFIG_KEYS
+
+    tasks = registry.tasks().values()
+    datasets = {t.id for t in tasks} | {s.dataset for r in registry.reproductions().values() for s in r.models}
+    datasets |= _evaluated_datasets(repro) | set(repro.unbuilt_datasets)
+    metrics = {key.lower() for t in tasks for key in t.keys} | set(ARCH_METRICS) | set(repro.metrics)
+    models = None if repro.runner else {*repro.model_ids(), *repro.unbuilt_models}
+    return Vocabulary(models, datasets, metrics, None if repro.runner else CONFIG_KEYS)
+
+
+def _evaluated_datasets(repro: Any) -> set[str]:
+    """The datasets the paper's tier configs evaluate (read loosely: a broken config is ``harness run``'s error)."""
+    found: set[str] = set()
+    for path in sorted((repro.root / "configs").glob("*.yaml")):
+        try:
+            config = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        entries = config.get("evaluate") if isinstance(config, dict) else None
+        found |= {e["dataset"] for e in entries or [] if isinstance(e, dict) and isinstance(e.get("dataset"), str)}
+    return found
+
+
+def _paper_claims(repro: Any, registered: Mapping[str, Collection[str]]) -> list[Claim]:
+    if not repro.claims_path.exists():
+        return []
+    return load_claims(repro.claims_path, paper=repro.id, registered=registered, vocabulary=vocabulary(repro))
+
+
 def registered_claims(paper: str | None = None) -> list[Claim]:
-    """Claims of every registered reproduction (or of one paper), in file order."""
+    """Claims of every registered reproduction (or of one paper), in file order. A broken claims file is an error
+    when its paper is asked for; among all papers' it is reported on stderr and its claims are left out, so one
+    broken plugin does not stop listing, ingesting or running every other paper."""
     from harness import registry
 
-    papers = [registry.reproduction(paper)] if paper else list(registry.reproductions().values())
     registered = {repro.id: repro.model_ids() for repro in registry.reproductions().values()}
+    if paper:
+        return _paper_claims(registry.reproduction(paper), registered)
     found: list[Claim] = []
-    for repro in papers:
-        if repro.claims_path.exists():
-            found.extend(load_claims(repro.claims_path, paper=repro.id, registered=registered))
+    for repro in registry.reproductions().values():
+        try:
+            found.extend(_paper_claims(repro, registered))
+        except HarnessError as exc:
+            print(f"harness: warning: {exc}; its claims are left out", file=sys.stderr)
     return found

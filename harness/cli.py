@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,9 +30,20 @@ def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def _json_safe(data: Any) -> Any:
+    """``data`` with every NaN or infinite float as ``None`` (JSON has no NaN: ``json.dump`` would write one anyway)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: _json_safe(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_json_safe(value) for value in data]
+    return data
+
+
 def _emit(data: Any, as_json: bool, columns: Sequence[str] | None = None) -> None:
     if as_json:
-        json.dump(data, sys.stdout, indent=2)
+        json.dump(_json_safe(data), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     elif columns is not None:
         print(_table(data, columns))
@@ -40,9 +52,20 @@ def _emit(data: Any, as_json: bool, columns: Sequence[str] | None = None) -> Non
             print(f"{key}: {value}")
 
 
+def _claim_count(paper: str) -> int | None:
+    """How many claims a paper has; ``None``, with the error on stderr, when its claims file is broken."""
+    from harness.claims import registered_claims
+    from harness.errors import HarnessError
+
+    try:
+        return len(registered_claims(paper))
+    except HarnessError as exc:
+        print(f"harness: warning: {exc}; its claims are left out", file=sys.stderr)
+        return None
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from harness import registry
-    from harness.claims import registered_claims
 
     rows = [
         {
@@ -53,7 +76,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             "tasks": list(r.tasks),
             "models": r.model_ids(),
             "tiers": list(r.tiers),
-            "claims": len(registered_claims(r.id)),
+            "claims": _claim_count(r.id),
         }  # fmt: skip
         for r in registry.reproductions().values()
     ]
@@ -62,13 +85,17 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
+    """Model ids (JSON: a list of ids), filtered by ``--paper`` and a substring; the table shows each one's paper."""
     from harness import registry
 
-    ids = list(registry.models())
-    if args.json:
-        _emit(ids, True)
-    else:
-        print("\n".join(ids))
+    if args.paper:
+        registry.reproduction(args.paper)  # an unknown paper is an error, with a "did you mean"
+    rows = [
+        {"model": model_id, "paper": repro.id, "dataset": spec.dataset}
+        for model_id, (repro, spec) in registry.models().items()
+        if (not args.paper or repro.id == args.paper) and (args.query or "").lower() in model_id.lower()
+    ]
+    _emit([row["model"] for row in rows] if args.json else rows, args.json, ["model", "paper", "dataset"])
     return 0
 
 
@@ -76,10 +103,11 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from harness import registry
     from harness.errors import HarnessError
     from harness.profile import profile_model
+    from harness.suggest import did_you_mean
 
     known = registry.models()
     if args.model not in known:
-        raise HarnessError(f"unknown model {args.model!r}; see `harness models`")
+        raise HarnessError(f"unknown model {args.model!r}{did_you_mean(args.model, known)}; see `harness models`")
     profile = profile_model(known[args.model][1]).as_dict()
     if not args.json:
         print("(macs = multiply-adds of one forward pass at batch 1: torch FlopCounterMode FLOPs / 2)")
@@ -96,20 +124,37 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """Run, ingest, then show what was measured and the verdicts it gave (JSON: records, results and the ingest)."""
     from harness.records import written_records
     from harness.runner import run
     from harness.store import ingest
+    from harness.summary import quiet_lightning, read_verdicts, run_rows
 
+    quiet_lightning()
     paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint)
-    for path in paths:
-        print(path)
-    return _report_ingest(ingest([*paths, *written_records()]))  # by path: O(new), not a scan of results/runs/
+    result = ingest([*paths, *written_records()])  # by path: O(new), no scan of results/runs/
+    rows = run_rows(paths, read_verdicts())
+    if args.json:
+        _emit({"records": [str(p) for p in paths], "results": rows, "ingest": _ingest_doc(result)}, True)  # NaN: null
+    else:
+        print("\n".join(str(path) for path in paths) + "\n")
+        print(_table(rows, ["model", "tier", "dataset", "split", "metric", "value", "claim_id", "reported", "status"]))
+    return _report_ingest(result)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    from harness.records import RUNS_DIR, check_writable
     from harness.store import ingest
 
-    return _report_ingest(ingest(args.files, rebuild=args.rebuild))
+    check_writable(RUNS_DIR)  # records are copied there and the database is written beside it
+    result = ingest(args.files, rebuild=args.rebuild)
+    if args.json:
+        _emit(_ingest_doc(result), True)
+    return _report_ingest(result)
+
+
+def _ingest_doc(result: Any) -> dict[str, Any]:
+    return {"total": result.total, "added": [str(path) for path in result.added], "errors": list(result.errors)}
 
 
 def _report_ingest(result: Any) -> int:
@@ -139,6 +184,20 @@ def cmd_report(args: argparse.Namespace) -> int:
             for status in ("reproduced", "not-reproduced", "inconclusive", "not-run")
         }
         print(f"\n{len(rows)} claim(s): " + ", ".join(f"{n} {status}" for status, n in counts.items()))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Runs with metrics as columns (csv, parquet) or the Papers-with-Code model-index YAML, from the store."""
+    from harness import registry
+    from harness.export import export
+
+    if args.paper:
+        registry.reproduction(args.paper)
+    out = Path(args.output or f"results/export.{'yaml' if args.format == 'model-index' else args.format}")
+    count = export(out, args.format, args.paper)
+    what = "model(s)" if args.format == "model-index" else "run(s)"
+    print(f"exported {count} {what} to {out}", file=sys.stderr)
     return 0
 
 
@@ -178,8 +237,7 @@ def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
     if task.protocol:
         print(f"harness: note: {task.id} scores with protocol {task.protocol!r}", file=sys.stderr)
     result = task.scorer()(Path(args.references), Path(args.predictions), **{k: Path(v) for k, v in options.items()})
-    # an undefined score (e.g. a class absent from the references) is NaN in Python and null in JSON
-    _emit({key: None if value != value else value for key, value in result.items()}, args.json)
+    _emit(result, args.json)  # an undefined score (e.g. a class absent from the references) is NaN here, null in JSON
     return 0
 
 
@@ -229,10 +287,12 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     command("list", "reproductions, their tasks, tiers and claim counts")
-    command("models", "registered model ids")
+    p = command("models", "registered model ids, with the paper that registers each")
+    p.add_argument("query", nargs="?", help="show only model ids containing this text (any case)")
+    p.add_argument("--paper", help="show only this paper's models")
     command("profile", "parameters and multiply-adds of a model at the paper's input size").add_argument("model")
     command("claims", "all registered claims").add_argument("--paper")
-    p = command("run", "run one tier of a paper, write run records and ingest them", json_flag=False)
+    p = command("run", "run one tier of a paper, write run records, ingest them and show the verdicts")
     p.add_argument("paper")
     p.add_argument("--tier", choices=TIERS, default="smoke")
     p.add_argument("--model")
@@ -249,10 +309,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--predictions", required=True)
     p = command("rescore", "score a run's kept predictions again and compare with its record (exit 1 if they differ)")
     p.add_argument("run", help="a run id (in results/runs/) or a record file")
-    p = command("ingest", "load run records into results/harness.duckdb (idempotent)", json_flag=False)
+    p = command("ingest", "load run records into results/harness.duckdb (idempotent)")
     p.add_argument("files", nargs="*", type=Path, help="record files or folders (default: results/runs/)")
     p.add_argument("--rebuild", action="store_true", help="build the whole database afresh from results/runs/")
     command("report", "verdict per claim").add_argument("--paper")
+    p = command(
+        "export", "the store's runs with metrics as columns, or a Papers-with-Code model-index", json_flag=False
+    )
+    p.add_argument("--format", choices=("csv", "parquet", "model-index"), default="csv")
+    p.add_argument("--paper", help="only this paper's runs")
+    p.add_argument("--output", "-o", help="file to write (default: results/export.csv, .parquet or .yaml)")
     p = command("leaderboard", "serve the Streamlit leaderboard (headless: open the printed URL)", json_flag=False)
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="127.0.0.1", help="interface to listen on (0.0.0.0: every interface)")
@@ -262,7 +328,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 HANDLERS = {
     "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
-    "ingest": cmd_ingest, "rescore": cmd_rescore, "report": cmd_report, "leaderboard": cmd_leaderboard,
+    "ingest": cmd_ingest, "export": cmd_export, "rescore": cmd_rescore, "report": cmd_report,
+    "leaderboard": cmd_leaderboard,
 }  # fmt: skip
 
 
@@ -274,7 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and args.command != "score":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return cmd_score(args, extra) if args.command == "score" else HANDLERS[args.command](args)
+        code = cmd_score(args, extra) if args.command == "score" else HANDLERS[args.command](args)
+        sys.stdout.flush()  # inside the try: a reader that went away (`| head`) is not an error
+        return code
+    except BrokenPipeError:
+        return _stdout_closed()
     except HarnessError as exc:
         if args.debug:
             raise
@@ -283,6 +354,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted", file=sys.stderr)
         return 130
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout closed it (``harness list --json | head``): stop quietly, as CLI tools do on SIGPIPE.
+    Python would otherwise report the failed flush at exit, so stdout is pointed at /dev/null first."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141  # 128 + SIGPIPE, the status a shell reports for a tool killed by a closed pipe
 
 
 if __name__ == "__main__":

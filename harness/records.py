@@ -8,11 +8,13 @@ code version), so re-running the same thing finds its record instead of adding a
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
 import os
 import platform
+import stat
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -30,10 +32,12 @@ from harness.tiers import TIERS
 SCHEMA = "harness.run/1"
 RUNS_DIR = Path("results/runs")
 RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
-# what the store (DuckDB) can hold: a seed is a BIGINT; a record file is at most this many bytes (configs belong
-# in files named by ``artifacts``, not inline)
+RUN_ID_MAX = 200
+# what the store (DuckDB) holds: a seed is a BIGINT; a record is at most this many bytes, far above any record
+# written here (configs belong in files named by ``artifacts``, not inline); a bigger file is not read into memory
 SEED_RANGE = (-(2**63), 2**63 - 1)
 MAX_RECORD_BYTES = 4 << 20
+MAX_JSON_DEPTH = 64  # a record's config nests a handful of levels
 
 
 class Provenance(BaseModel):
@@ -53,7 +57,7 @@ class RunRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
 
     schema_: Literal["harness.run/1"] = Field(alias="schema")
-    run_id: str = Field(pattern=RUN_ID_PATTERN, max_length=200)
+    run_id: str = Field(pattern=RUN_ID_PATTERN, max_length=RUN_ID_MAX)
     paper: str = Field(min_length=1)
     model: str = Field(min_length=1)
     tier: Literal[TIERS]
@@ -253,15 +257,33 @@ def record_path(run_id: str, runs_dir: Path = RUNS_DIR) -> Path:
     return runs_dir / f"{run_id}.json"
 
 
+def _too_deep(data: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether JSON ``data`` nests lists and objects deeper than ``limit`` (walked without recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
 def parse_record(text: str | bytes, where: str) -> RunRecord:
     """Validate a record's JSON text; errors name ``where`` and the field. The fast path is pydantic's own JSON
     reader; a record it refuses is read again with ``json`` for an error message that names the line or field."""
     if len(text) > MAX_RECORD_BYTES:
-        raise HarnessError(f"{where}: {len(text)} bytes: a run record is at most {MAX_RECORD_BYTES} bytes")
+        raise HarnessError(f"{where}: {len(text)} bytes; a run record is at most {MAX_RECORD_BYTES} bytes")
     try:
-        return RunRecord.model_validate_json(text)
+        record = RunRecord.model_validate_json(text)
     except ValidationError as exc:
         first = exc.errors()[0]["msg"]
+    else:
+        if _too_deep({"config": record.config, "provenance": record.provenance.model_dump()}):
+            raise HarnessError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels: not a run record")
+        return record
     _parse_slowly(text, where)
     raise HarnessError(f"{where}: {first}")  # json accepts what the JSON reader refuses (e.g. a lone surrogate)
 
@@ -271,8 +293,12 @@ def _parse_slowly(text: str | bytes, where: str) -> RunRecord:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise HarnessError(f"{where}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
-    except (RecursionError, UnicodeDecodeError) as exc:
-        raise HarnessError(f"{where}: invalid JSON: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise HarnessError(f"{where}: cannot read run record: {exc}") from exc
+    except RecursionError:
+        raise HarnessError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels: not a run record") from None
+    if _too_deep(data):
+        raise HarnessError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels: not a run record")
     if not isinstance(data, dict):
         raise HarnessError(f"{where}: a run record is a JSON object")
     if data.get("schema") != SCHEMA:
@@ -286,11 +312,37 @@ def _parse_slowly(text: str | bytes, where: str) -> RunRecord:
 
 
 def read_record(path: Path) -> RunRecord:
+    """Read and validate one record file; a FIFO, a device (``/dev/zero``) or a huge file is refused unread."""
     try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise HarnessError(f"{path}: not a regular file (a FIFO, device or folder), so not a run record")
+        if info.st_size > MAX_RECORD_BYTES:
+            raise HarnessError(f"{path}: {info.st_size} bytes; a run record is at most {MAX_RECORD_BYTES} bytes")
         text = path.read_bytes()
     except OSError as exc:
         raise HarnessError(f"{path}: cannot read run record: {exc}") from exc
     return parse_record(text, str(path))
+
+
+def check_writable(folder: Path) -> None:
+    """Write, fsync and remove a probe file in ``folder`` (or, while it does not exist, in the nearest folder above
+    it, where it would be made): a read-only or full file system is one error before any work is done, not a
+    traceback after it. Nothing is left behind."""
+    folder = Path(folder)
+    target = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
+    try:
+        if not target.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, f"{target} is not a folder")
+        fd, probe = tempfile.mkstemp(dir=target, prefix=".write-probe-")
+        try:
+            os.write(fd, b"\0" * 65536)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        raise HarnessError(f"{folder}: cannot write results there: {exc.strerror or exc}") from None
 
 
 def atomic_write_text(path: Path, text: str, *, overwrite: bool = False) -> None:
@@ -351,4 +403,6 @@ def write_record(record: RunRecord, runs_dir: Path = RUNS_DIR) -> Path:
                 f"{path}: a different record with run_id {record.run_id!r} already exists; records are immutable "
                 "(re-running the same thing is recognised by its run_id: change the seed or config for a new run)"
             ) from None
+    except OSError as exc:  # a full or read-only disk: nothing was written (atomic_write_bytes)
+        raise HarnessError(f"{path}: cannot write the run record: {exc.strerror or exc}") from None
     return path

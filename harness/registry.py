@@ -179,6 +179,9 @@ class Reproduction:
     specs; the leaderboard's paper page draws them from the database.
     The paper is named by exactly one of ``arxiv`` (an arXiv id with its version) or ``url`` (where a paper without
     an arXiv id is published, e.g. OpenAI's GPT report); :attr:`link` is its address either way.
+    What its claims may name beyond the registry (harness.claims.Vocabulary): ``unbuilt_models`` and
+    ``unbuilt_datasets``, models and datasets the paper reports that this reproduction does not build (their claims
+    stay not-run), and ``metrics``, metric names its own runs record beyond its tasks' keys (e.g. a sweep's summary).
     """
 
     id: str
@@ -190,6 +193,9 @@ class Reproduction:
     models: tuple[ModelSpec, ...] = ()
     runner: str | None = None
     figures: str | None = None
+    unbuilt_models: tuple[str, ...] = ()
+    unbuilt_datasets: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.arxiv is None) == (self.url is None):

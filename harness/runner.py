@@ -9,6 +9,8 @@ earlier stage's checkpoint (harness.chains resolves it, running that stage first
 from __future__ import annotations
 
 import copy
+import difflib
+import inspect
 import os
 import re
 import shutil
@@ -21,7 +23,10 @@ import yaml
 
 from harness.errors import HarnessError
 from harness.records import (
+    RUN_ID_MAX,
+    RUN_ID_PATTERN,
     RUNS_DIR,
+    check_writable,
     code_version,
     file_sha256,
     make_run_id,
@@ -40,6 +45,8 @@ CONFIG_KEYS = {
 LIGHTNING_DIR = Path("results/lightning")
 # system arguments naming weight files: a run is identified by the files' content (evaluated or fine-tuned from)
 WEIGHT_ARGS = ("checkpoint", "init_checkpoint")
+MAX_SEED = 2**32 - 1  # numpy's seed range, which Lightning's seed_everything keeps to
+RUN_ID_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # what a dataset or split may be inside a run id
 TOKENIZER_FILE = re.compile(r"[0-9a-f]{64}\.(?:json|model)")  # a stored tokenizer (tasks.tokenizers.artifacts)
 
 
@@ -113,6 +120,15 @@ def load_config(path: Path, tier: str) -> dict[str, Any]:
         or not all(isinstance(e, dict) and {"dataset", "split"} <= e.keys() for e in entries)
     ):
         raise HarnessError(f"{path}: key 'evaluate' is a non-empty list of {{dataset, split}} mappings")
+    for index, entry in enumerate(entries):
+        for key in ("dataset", "split"):
+            if not isinstance(entry[key], str) or not RUN_ID_PART.fullmatch(entry[key]):
+                raise HarnessError(
+                    f"{path}: key 'evaluate[{index}].{key}': {entry[key]!r} cannot be part of a run id (letters, "
+                    "digits, '.', '_' and '-', starting with a letter or digit)"
+                )
+    if "seed" in config:
+        check_seed(config["seed"], f"{path}: key 'seed'")
     if not isinstance(config.get("save_checkpoint", False), bool):
         raise HarnessError(f"{path}: key 'save_checkpoint' is true or false")
     if "init_from" in config:
@@ -135,7 +151,7 @@ def resolve_config(
     resolved = copy.deepcopy(config)
     resolved["tier"] = tier
     resolved["model"] = model or config["model"]
-    resolved["seed"] = int(seed if seed is not None else config.get("seed", 0))
+    resolved["seed"] = check_seed(seed, "--seed") if seed is not None else int(config.get("seed", 0))
     resolved.setdefault("fit", True)
     resolved["data"].setdefault("init_args", {})
     resolved["system"].setdefault("init_args", {})
@@ -149,6 +165,41 @@ def resolve_config(
     if not resolved["fit"] and not resolved["system"]["init_args"].get("checkpoint") and "init_from" not in resolved:
         raise HarnessError(f"tier {tier!r} evaluates given weights: pass --checkpoint PATH (or set it in --config)")
     return resolved
+
+
+def check_seed(seed: Any, where: str) -> int:
+    """A seed is an integer from 0 to :data:`MAX_SEED`; anything else is an error naming ``where`` it came from."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise HarnessError(f"{where}: {seed!r} is not a seed (an integer from 0 to {MAX_SEED})")
+    return seed
+
+
+def _unknown_arguments(target: Any, given: dict[str, Any], name: str, where: str) -> None:
+    """Every key of ``given`` is a parameter of ``target`` (a class or function), unless it takes ``**kwargs``."""
+    parameters = inspect.signature(target).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    for key in given:
+        if key not in parameters:
+            close = difflib.get_close_matches(key, list(parameters), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else f"; it takes: {', '.join(parameters)}"
+            raise HarnessError(f"{where}: {name} takes no argument {key!r}{hint}")
+
+
+def check_arguments(path: Path, resolved: dict[str, Any]) -> None:
+    """The system's and data module's ``init_args`` and the ``trainer`` keys are arguments their classes take:
+    a misspelt key is one error naming the config, not a TypeError after the data was prepared."""
+    import pytorch_lightning as pl
+
+    for key in ("system", "data"):
+        spec = resolved[key]
+        _unknown_arguments(
+            load_object(spec["class_path"]), spec["init_args"], spec["class_path"], f"{path}: key '{key}.init_args'"
+        )
+    trainer = resolved.get("trainer") or {}
+    if not isinstance(trainer, dict):
+        raise HarnessError(f"{path}: key 'trainer' is a mapping of pytorch_lightning.Trainer arguments")
+    _unknown_arguments(pl.Trainer, trainer, "pytorch_lightning.Trainer", f"{path}: key 'trainer'")
 
 
 def _set_dotted(config: dict[str, Any], dotted: str, value: Any) -> None:
@@ -189,14 +240,18 @@ def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
 def plan(repro: Reproduction, resolved: dict[str, Any], key: dict[str, Any] | None = None) -> list[Evaluation]:
     """The run id of each ``evaluate`` entry (``key``: the run's identity, computed here when not given)."""
     key = key if key is not None else _identity(resolved)
-    return [
-        Evaluation(
-            e["dataset"],
-            e["split"],
-            make_run_id(repro.id, resolved["model"], resolved["tier"], e["dataset"], e["split"], key, resolved["seed"]),
+    evaluations = []
+    for index, e in enumerate(resolved["evaluate"]):
+        run_id = make_run_id(
+            repro.id, resolved["model"], resolved["tier"], e["dataset"], e["split"], key, resolved["seed"]
         )
-        for e in resolved["evaluate"]
-    ]
+        if len(run_id) > RUN_ID_MAX or not re.fullmatch(RUN_ID_PATTERN, run_id):
+            raise HarnessError(
+                f"key 'evaluate[{index}]': its run id would be {len(run_id)} characters ({run_id[:60]}...), at most "
+                f"{RUN_ID_MAX} of a-z, 0-9, '.', '_', '-': shorten the model, dataset or split name"
+            )
+        evaluations.append(Evaluation(e["dataset"], e["split"], run_id))
+    return evaluations
 
 
 def _instantiate(spec: dict[str, Any], **extra: Any) -> Any:
@@ -365,6 +420,9 @@ def run(
     repro = registry.reproduction(paper)
     if model is not None:
         repro.model(model)  # unknown model ids fail before anything runs
+    if seed is not None:
+        check_seed(seed, "--seed")
+    check_writable(runs_dir)  # a read-only or full disk fails now, not when the record is written after training
     if tier == "arch":
         return run_arch(repro, model, runs_dir)
     path = config_path or repro.config_path(tier)
@@ -375,6 +433,7 @@ def run(
         return custom(repro, path, tier=tier, model=model, seed=seed, data_root=data_root, runs_dir=runs_dir)
     resolved = resolve_config(load_config(path, tier), tier, model, seed, data_root, checkpoint)
     repro.model(resolved["model"])
+    check_arguments(path, resolved)
     if "init_from" in resolved:
         from harness.chains import resolve_parents
 

@@ -31,6 +31,14 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "v1-abstract-mobilenetv1-0.5-condconv-top1": "v1's CondConv-MobileNetV1(0.5x): its layout is not known",
         "v1-abstract-ssd-*": "the SSD300 detectors are not built",
     },
+    "specaugment": {
+        "abstract-librispeech-*": "LibriSpeech 960h with LAS-6-1280, schedule L: 32 TPUs x ~24 days; no full config",
+        "t3-*": "Table 3: LibriSpeech 960h with LAS-6-1280, schedule L; no full config",
+        "t2-*": "Table 2: LibriSpeech 960h with LAS-4-1024, schedule B; no full config",
+        "abstract-swb-*": "Switchboard 300h (Hub5'00) with LAS-6-1280; no full config",
+        "abstract-ch-*": "Switchboard 300h (Hub5'00) with LAS-6-1280; no full config",
+        "t4-*": "Table 4: Switchboard 300h with LAS-6-1280; no full config",
+    },
     "nas-fpn": {
         "abstract-amoebanet-ap": "AmoebaNet backbone not built; COCO test-dev is scored by the evaluation server",
         "abstract-mobile-vs-ssdlite-ap": "SSDLite baseline not built; COCO test-dev is scored by the evaluation server",

@@ -141,14 +141,27 @@ def _librispeech(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, 
     return metric, Scoring(task_id, files["references"], ids)
 
 
-def _debian_corpora(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
-    """``debian-lm``: the example's log-probabilities with their tokens' ids (the vocabulary: the example's tokens,
-    sorted), in two batches as a test loader serves them; the classification corpora as the other classifiers."""
-    if task_id != "debian-lm":
-        return _classification(task_id, files, tmp)
+def _switchboard(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """The example STM's scored segments in file order, two per batch, with the example's GLM."""
+    from tasks.switchboard.metric import Hub5WER
+    from tasks.switchboard.score import read_hypotheses, read_stm
+
+    segments = [s for s in read_stm(files["references"]) if not s.ignored]
+    hypotheses = read_hypotheses(files["predictions"])
+    metric = Hub5WER(glm=files["glm"])
+    for start in range(0, len(segments), 2):
+        batch = segments[start : start + 2]
+        preds = [hypotheses.get(s.id, (0, ""))[1] for s in batch]
+        metric.update(preds, [s.text for s in batch], ids=[s.id for s in batch])
+    return metric, Scoring(task_id, files["references"], [s.id for s in segments])
+
+
+def _token_log_probs(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """``wikitext-103``, ``lm1b``, ``debian-lm``: the example's log-probabilities with their tokens' ids (the
+    vocabulary: the example's tokens, sorted), in two batches as a test loader serves them."""
     import torch
 
-    from tasks.debian_corpora.metric import TokenPerplexity
+    from tasks.language_modeling.metric import TokenPerplexity
 
     rows = [line.split("\t") for line in files["predictions"].read_text(encoding="utf-8").splitlines()]
     vocab = sorted({token for token, _ in rows})
@@ -158,6 +171,34 @@ def _debian_corpora(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[An
     for part in (slice(0, 2), slice(2, None)):
         metric.update(log_probs[part][None], targets[part][None])
     return metric, Scoring(task_id, files["references"], range(len(rows)), labels=vocab)
+
+
+def _debian_corpora(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """``debian-lm`` as WikiText-103; the classification corpora as the other classifiers."""
+    if task_id != "debian-lm":
+        return _classification(task_id, files, tmp)
+    return _token_log_probs(task_id, files, tmp)
+
+
+def _text_task(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
+    """SNLI, SciTail, SST-5, RACE, Story Cloze: the example's data folder through ``TextTaskDataModule``, the
+    example's answers as one-hot scores in loader order, in two batches."""
+    import torch
+
+    from tasks.text_data import AnswerAccuracy, TextTaskDataModule
+    from tasks.text_files import prediction_columns, read_answers
+
+    data = TextTaskDataModule(task_id, files["references"].parent)
+    data.setup()
+    scoring = data.scoring(0, tmp)
+    answers = read_answers(files["predictions"], prediction_columns(task_id), data.labels)
+    guesses = torch.tensor([data.labels.index(answers[item_id][0]) for item_id in scoring.ids])
+    targets = torch.tensor([record.label for record in data.records(data.spec.splits[2])])
+    scores = torch.nn.functional.one_hot(guesses, data.num_classes).float()
+    metric = AnswerAccuracy()
+    for part in (slice(0, 2), slice(2, None)):
+        metric.update(scores[part], targets[part])
+    return metric, scoring
 
 
 def _conll2003(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
@@ -211,6 +252,11 @@ FEEDERS: dict[str, Callable[[str, dict[str, Path], Path], tuple[Any, Scoring]]] 
     "tasks.glue": _glue,
     "tasks.librispeech": _librispeech,
     "tasks.debian_corpora": _debian_corpora,
+    "tasks.language_modeling": _token_log_probs,
+    "tasks.entailment": _text_task,
+    "tasks.sst": _text_task,
+    "tasks.multiple_choice": _text_task,
+    "tasks.switchboard": _switchboard,
     "tasks.conll2003": _conll2003,
     "tasks.conll2012": _conll2012,
 }

@@ -20,4 +20,11 @@ REPRODUCTION = Reproduction(
         )
         for name, row in VARIANTS.items()
     ),
+    # Table 3's scaled baselines and Table 5's transfer datasets without a data module: reported, not built
+    unbuilt_models=tuple(
+        f"{net}-{scaling}"
+        for net in ("mobilenetv1", "mobilenetv2", "resnet50")
+        for scaling in ("d4", "w2", "r2", "compound")
+    ),
+    unbuilt_datasets=("birdsnap", "stanford-cars", "flowers-102", "fgvc-aircraft"),
 )

@@ -25,4 +25,5 @@ REPRODUCTION = Reproduction(
     ),
     runner="reproductions.sgd_width.sweep:run_sweep",
     figures="reproductions.sgd_width.figures:figures",
+    metrics=("optimal_noise_scale", "best_accuracy", "max_batch_size"),  # the sweep's summary records
 )

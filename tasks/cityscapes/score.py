@@ -29,7 +29,8 @@ prints "nan" too). Left out: the instance-level iIoU of the benchmark, which nee
 and per-class average instance sizes, and the script's optional pixel accuracy.
 
 Bad input raises :class:`HarnessError` naming the file: a missing or ambiguous prediction, an unreadable PNG, a
-multi-channel image, sizes that differ, or pixel values that are not label ids 0..33.
+multi-channel image, sizes that differ, pixel values that are not label ids 0..33, or predictions none of whose
+label ids is an evaluated id of the ground truth (train ids written where label ids belong), which would score 0.
 """
 
 from __future__ import annotations
@@ -250,4 +251,19 @@ def score(references: Path, predictions: Path) -> dict[str, float]:
     confusion = np.zeros((NUM_IDS, NUM_IDS), dtype=np.int64)
     for gt_path, pred_path in zip(ground_truth, match_predictions(ground_truth, predictions), strict=True):
         confusion += pair_confusion(gt_path, pred_path)
+    _check_comparable(confusion, predictions)
     return scores_from_confusion(reduce_confusion(confusion))
+
+
+def _check_comparable(confusion: np.ndarray, predictions: Path) -> None:
+    """Some predicted label id must be an evaluated label id of the ground truth: train ids (0..18) written where
+    label ids belong would score every class 0, which would look like a result."""
+    evaluated = [i for i in label_table().eval_ids if confusion[i].sum()]
+    predicted = [int(i) for i in np.flatnonzero(confusion.sum(axis=0))]
+    if evaluated and not set(predicted) & set(evaluated):
+        shown = ", ".join(str(i) for i in predicted[:_SHOWN]) + (", ..." if len(predicted) > _SHOWN else "")
+        raise HarnessError(
+            f"{predictions}: none of the predicted label ids ({shown}) is an evaluated label id of the ground truth "
+            f"({', '.join(str(i) for i in evaluated[:_SHOWN])}): are they train ids? Predictions hold label ids "
+            "(tasks.cityscapes.score.train_ids_to_label_ids converts)"
+        )

@@ -40,10 +40,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from harness.errors import HarnessError
 from tasks.debian_corpora import sources as src
 from tasks.debian_corpora.tokenize import BLANK_LINE, MIN_COUNT, UNK, heading, text_line, tokenize
 from tasks.imagenet.fixtures import atomic_fixture
+from tasks.text_files import files_hash
 
 LM_SPLITS = ("train", "valid", "test")
 LM_FILES = {split: f"wiki.{split}.tokens" for split in LM_SPLITS}
@@ -122,17 +122,9 @@ def lm_text(kept: Iterable[Kept], split: str, vocab: frozenset[str]) -> str:
 
 
 def folder_hash(folder: Path, names: Iterable[str]) -> str:
-    """sha256 over ``name\\0 size\\0 bytes`` of each data file, in the order given: the corpus's data hash."""
-    digest = hashlib.sha256()
-    for name in names:
-        path = Path(folder) / name
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise HarnessError(f"{path}: cannot read ({exc.strerror or exc}); build the corpus first") from None
-        digest.update(f"{name}\0{len(data)}\0".encode())
-        digest.update(data)
-    return digest.hexdigest()
+    """sha256 over ``name\\0 size\\0 bytes`` of each data file, in the order given: the corpus's data hash
+    (:func:`tasks.text_files.files_hash`, as WikiText-103's)."""
+    return files_hash(folder, names, "; build the corpus first")
 
 
 def package_versions(root: Path, packages: Iterable[str]) -> dict[str, str | None]:

@@ -1,15 +1,8 @@
 """Lightning data modules over the built Debian corpora (see ``tasks.debian_corpora`` and docs/corpora.md).
 
-- :class:`DebianLMDataModule` reads ``wiki.{train,valid,test}.tokens`` (WikiText-103's layout, so it reads
-  WikiText-103 itself too). Each line's tokens and an ``<eos>`` make the stream (as the scorer counts them); the
-  vocabulary is the whole training stream's tokens, most frequent first (ties by the token), ``<eos>`` and
-  ``<unk>`` included. Batches are ``(inputs, targets)``, long ``(rows, bptt)``, read ``bptt`` columns at a time
-  and in order (no shuffling: a recurrent model may carry its state across batches). Training: the stream cut
-  into ``batch_size`` equal rows (the remainder dropped), targets one token ahead. Validation and test: one row,
-  the inputs the stream behind one ``<eos>`` (the file starts after a line end) and the targets the stream
-  itself, so every token of the file is predicted exactly once and in order, as the scorer counts them (the last
-  window may be shorter). ``train_tokens`` keeps only the first so many training tokens (a budget run's cap; the
-  vocabulary and the data hash still come from the whole corpus, and the cap is in the config).
+- :class:`DebianLMDataModule` reads ``wiki.{train,valid,test}.tokens``: it is WikiText-103's data module
+  (:class:`tasks.language_modeling.wikitext.WikiTextDataModule`, whose docstring gives the stream, vocabulary and
+  window rules) under the task id ``debian-lm``.
 - :class:`DebianTextDataModule` reads a classification corpus (``wordnet-lexname``, ``fortune-category``) in
   Zhang et al.'s CSV layout with ``tasks.text_classification.data.read_zhang_csv`` (ids = 0-based row numbers,
   labels = 0-based class indices, class names from ``classes.txt``). ``per_class = N`` keeps N training examples
@@ -29,99 +22,36 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
-import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 
 from harness.errors import HarnessError
 from harness.predictions import Scoring
-from tasks.debian_corpora.corpus import CLASSIFICATION_FILES, LM_FILES, folder_hash
-from tasks.debian_corpora.score import EOS
-from tasks.debian_corpora.tokenize import UNK
+from tasks.debian_corpora.corpus import CLASSIFICATION_FILES, folder_hash
 from tasks.imagenet.subsets import format_subset, write_list
+from tasks.language_modeling import wikitext
+from tasks.language_modeling.wikitext import WikiTextDataModule, build_vocabulary, read_tokens
 from tasks.text_classification.data import Example, example_loader, read_zhang_csv
 from tasks.tokenizers import batch_tokenizer
 
+__all__ = ["DebianLMDataModule", "DebianTextDataModule", "build_vocabulary", "read_tokens", "lm_file"]
+
 # --- language modelling ------------------------------------------------------------------------------------------
+
+BUILD_HINT = "build it: python -m tasks.debian_corpora text OUT"
 
 
 def lm_file(folder: Path, split: str) -> Path:
-    if split not in LM_FILES:
-        raise HarnessError(f"unknown split {split!r}; the corpus has: {', '.join(LM_FILES)}")
-    path = Path(folder) / LM_FILES[split]
-    if not path.is_file():
-        raise HarnessError(f"{path}: missing (build it: python -m tasks.debian_corpora text OUT)")
-    return path
+    return wikitext.lm_file(folder, split, BUILD_HINT)
 
 
-def read_tokens(path: Path) -> list[str]:
-    """The token stream of a ``.tokens`` file: each line's tokens, then ``<eos>``."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise HarnessError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise HarnessError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    stream: list[str] = []
-    for line in text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"):
-        stream += line.split()
-        stream.append(EOS)
-    if len(stream) == stream.count(EOS):
-        raise HarnessError(f"{path}: no tokens")
-    return stream
-
-
-def build_vocabulary(stream: Sequence[str]) -> dict[str, int]:
-    """Token -> id: most frequent first, ties by the token; ``<eos>`` and ``<unk>`` always present."""
-    counts = Counter(stream)
-    for special in (EOS, UNK):
-        counts.setdefault(special, 0)
-    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return {token: index for index, (token, _) in enumerate(ordered)}
-
-
-def encode(stream: Sequence[str], vocab: dict[str, int]) -> torch.Tensor:
-    """Long (N,) ids; a token outside the vocabulary is ``<unk>``."""
-    unk = vocab[UNK]
-    return torch.tensor([vocab.get(token, unk) for token in stream], dtype=torch.long)
-
-
-class Windows(Dataset):
-    """``(inputs, targets)`` windows of ``bptt`` columns of two ``(rows, length)`` id matrices, in order."""
-
-    def __init__(self, inputs: torch.Tensor, targets: torch.Tensor, bptt: int) -> None:
-        self.inputs, self.targets, self.bptt = inputs, targets, bptt
-
-    @classmethod
-    def training(cls, ids: torch.Tensor, rows: int, bptt: int) -> Windows:
-        """The stream in ``rows`` equal rows (remainder dropped), targets one token ahead."""
-        length = len(ids) // rows
-        if length < 2:
-            raise HarnessError(f"{len(ids)} tokens are too few for {rows} rows")
-        data = ids[: rows * length].view(rows, length)
-        return cls(data[:, :-1], data[:, 1:], bptt)
-
-    @classmethod
-    def scoring(cls, ids: torch.Tensor, eos: int, bptt: int) -> Windows:
-        """One row: inputs ``<eos>`` then the stream but its last token, targets the whole stream."""
-        inputs = torch.cat([torch.tensor([eos], dtype=ids.dtype), ids[:-1]])
-        return cls(inputs[None], ids[None], bptt)
-
-    def __len__(self) -> int:
-        return -(-self.inputs.shape[1] // self.bptt)
-
-    def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
-        columns = slice(index * self.bptt, (index + 1) * self.bptt)
-        return self.inputs[:, columns], self.targets[:, columns]
-
-
-class DebianLMDataModule(pl.LightningDataModule):
-    """``debian-lm`` (or WikiText-103) from ``data_root``: the folder holding ``wiki.{train,valid,test}.tokens``.
+class DebianLMDataModule(WikiTextDataModule):
+    """``debian-lm`` from ``data_root`` (the built corpus folder): WikiText-103's data module
+    (:class:`tasks.language_modeling.wikitext.WikiTextDataModule`), scored as ``debian-lm``.
 
     Args:
         data_root: the corpus folder.
@@ -130,59 +60,8 @@ class DebianLMDataModule(pl.LightningDataModule):
         train_tokens: keep only the first so many training tokens (``None``: all).
     """
 
-    def __init__(
-        self, data_root: str | Path, batch_size: int = 32, bptt: int = 70, train_tokens: int | None = None
-    ) -> None:
-        super().__init__()
-        self.save_hyperparameters()
-        self.data_root = Path(data_root)
-        self.vocab: dict[str, int] | None = None
-        self.ids: dict[str, torch.Tensor] = {}
-        self.data_hash: str | None = None
-
-    def verify(self) -> None:
-        """The three files are there, UTF-8 and hold tokens (errors name the file)."""
-        for split in LM_FILES:
-            read_tokens(lm_file(self.data_root, split))
-
-    def setup(self, stage: str | None = None) -> None:
-        if self.vocab is not None:
-            return
-        streams = {split: read_tokens(lm_file(self.data_root, split)) for split in LM_FILES}
-        self.vocab = build_vocabulary(streams["train"])
-        self.ids = {split: encode(stream, self.vocab) for split, stream in streams.items()}
-        if self.hparams.train_tokens is not None:
-            self.ids["train"] = self.ids["train"][: self.hparams.train_tokens]
-        self.data_hash = folder_hash(self.data_root, LM_FILES.values())
-
-    @property
-    def vocab_size(self) -> int:
-        if self.vocab is None:
-            raise HarnessError("DebianLMDataModule: call setup() first")
-        return len(self.vocab)
-
-    def _windows(self, split: str) -> Windows:
-        if split not in self.ids:
-            raise HarnessError("DebianLMDataModule: call setup() before asking for a dataloader")
-        if split == "train":
-            return Windows.training(self.ids[split], self.hparams.batch_size, self.hparams.bptt)
-        return Windows.scoring(self.ids[split], self.vocab[EOS], self.hparams.bptt)
-
-    def train_dataloader(self) -> DataLoader:
-        return DataLoader(self._windows("train"), batch_size=None, shuffle=False)
-
-    def val_dataloader(self) -> DataLoader:
-        return DataLoader(self._windows("valid"), batch_size=None, shuffle=False)
-
-    def test_dataloader(self) -> DataLoader:
-        return DataLoader(self._windows("test"), batch_size=None, shuffle=False)
-
-    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
-        """The test loader scores against ``wiki.test.tokens``: ids = token positions, labels = the vocabulary
-        (id -> token), which :class:`~tasks.debian_corpora.metric.TokenPerplexity` writes the tokens with."""
-        if self.vocab is None:
-            raise HarnessError("DebianLMDataModule: call setup() before scoring")
-        return Scoring("debian-lm", lm_file(self.data_root, "test"), range(len(self.ids["test"])), list(self.vocab))
+    task = "debian-lm"
+    missing_hint = BUILD_HINT
 
 
 # --- classification ----------------------------------------------------------------------------------------------

@@ -22,6 +22,8 @@ import itertools
 from pathlib import Path
 
 from tasks.debian_corpora.sources import DICTD_DIR, FORTUNE_DIR, WORDNET_DIR
+from tasks.language_modeling.fixtures import WIKITEXT_EXAMPLE
+from tasks.language_modeling.fixtures import example as lm_example
 
 ADJECTIVES = ("quiet", "bright", "narrow", "heavy", "gentle", "bitter", "hollow", "rapid")
 NOUNS = ("river", "lantern", "harbour", "meadow", "engine", "letter", "garden", "window", "kettle")
@@ -116,22 +118,15 @@ def write_debian_tree(root: Path, synsets: int = 60, articles: int = 30, fortune
     return root
 
 
-# Scoring example for debian-lm: 2 lines -> tokens "the cat <eos> sat <eos>", log-probabilities summing to
-# -2 * 5 = -10 nats, so nll = 2 and perplexity = e^2.
-EXAMPLE_LOG_PROBS = (("the", -1.0), ("cat", -3.0), ("<eos>", -0.5), ("sat", -4.0), ("<eos>", -1.5))
+# Scoring example for debian-lm: WikiText-103's (2 lines, 5 tokens, perplexity e^2), as the corpus has its layout
+EXAMPLE_LOG_PROBS = WIKITEXT_EXAMPLE
 
 
 def example(root: Path, task_id: str) -> dict[str, Path]:
-    """References and predictions in the task's formats: ``debian-lm`` (perplexity e^2 over 5 tokens), or the
-    classification tasks (``id,label`` / ``id,prediction``, 3 of 4 right: accuracy 75)."""
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
+    """References and predictions in the task's formats: ``debian-lm`` as WikiText-103 (perplexity e^2 over 5
+    tokens), or the classification tasks (``id,label`` / ``id,prediction``, 3 of 4 right: accuracy 75)."""
     if task_id == "debian-lm":
-        references = root / "wiki.test.tokens"
-        references.write_text(" the cat \n sat \n", encoding="utf-8")
-        predictions = root / "predictions.tsv"
-        predictions.write_text("".join(f"{t}\t{p}\n" for t, p in EXAMPLE_LOG_PROBS), encoding="utf-8")
-        return {"references": references, "predictions": predictions}
+        return lm_example(root, "wikitext-103")
     from tasks.text_classification.fixtures import example as classification_example
 
     return classification_example(root, task_id)

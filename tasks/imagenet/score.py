@@ -12,8 +12,10 @@ Files (CSV with a header row, UTF-8, a byte-order mark is tolerated, blank lines
   first guess, so it equals top-1.
 
 Labels are compared as strings after stripping white space, so synset ids (``n01440764``) and class indices
-(``0``..``999``) both work as long as both files use the same kind. Every reference id without a prediction
-counts as wrong and is reported with a warning; a prediction for an id absent from the references is an error.
+(``0``..``999``) both work as long as both files use the same kind; predictions none of whose labels the
+references use (indices against synset ids) are an error, not a score of 0. Every reference id without a
+prediction counts as wrong and is reported with a warning; a prediction for an id absent from the references is an
+error.
 """
 
 from __future__ import annotations
@@ -131,6 +133,21 @@ def read_prediction_rows(path: Path) -> tuple[dict[str, list[str]], dict[str, in
     return guesses, seen
 
 
+def _check_comparable(
+    guesses: Mapping[str, list[str]], labels: Mapping[str, str], references: Path, predictions: Path
+) -> None:
+    """Some guess must be a label the references use: class indices scored against synset ids would all be wrong,
+    and a 0 would look like a result."""
+    predicted = {label for row in guesses.values() for label in row}
+    if predicted and not predicted & set(labels.values()):
+        shown = ", ".join(repr(label) for label in sorted(predicted)[:3])
+        examples = ", ".join(repr(label) for label in sorted(set(labels.values()))[:3])
+        raise HarnessError(
+            f"{predictions}: none of the predicted labels ({shown}{', ...' if len(predicted) > 3 else ''}) is a label "
+            f"of {references} ({examples}, ...): are they class indices where the references hold synset ids?"
+        )
+
+
 def score(references: Path, predictions: Path) -> dict[str, float]:
     """Top-1 and top-5 accuracy and top-1 error, in percent, of ``predictions`` against ``references``."""
     return score_labels(read_references(Path(references)), references, predictions)
@@ -149,6 +166,7 @@ def score_labels(
             f"{predictions}:{lines[unknown[0]]}: id {unknown[0]!r} is not in {references}"
             + (f" ({len(unknown) - 1} more unknown ids)" if len(unknown) > 1 else "")
         )
+    _check_comparable(guesses, labels, references, predictions)
     missing = len(labels) - len(guesses)
     if missing:
         warnings.warn(

@@ -1,17 +1,21 @@
-"""Text classification: IMDb, Yelp-2, Yelp-5, AG News, DBpedia and TREC-6, scored by accuracy and error.
+"""Text classification: IMDb, Yelp-2, Yelp-5, Amazon-2, Amazon-5, AG News, DBpedia and TREC-6, scored by accuracy
+and error.
 
-The six benchmarks of ULMFiT (Howard & Ruder, arXiv 1801.06146, Table 2 reports test error), UDA (arXiv
-1904.12848) and their predecessors, each read in the format its authors distribute:
+The benchmarks of ULMFiT (Howard & Ruder, arXiv 1801.06146, Table 2 reports test error), UDA (arXiv
+1904.12848), XLNet (arXiv 1906.08237: Amazon-2 and -5 error) and their predecessors, each read in the format its
+authors distribute:
 
 - IMDb: Maas et al., "Learning Word Vectors for Sentiment Analysis", ACL 2011 (``aclImdb_v1.tar.gz``):
   ``aclImdb/{train,test}/{neg,pos}/<id>_<rating>.txt``, one review per UTF-8 file, 25,000 per split
   (``train/unsup`` is unlabelled and not read here). Classes: 0 ``neg``, 1 ``pos``.
-- Yelp-2 (``yelp_review_polarity_csv``), Yelp-5 (``yelp_review_full_csv``), AG News (``ag_news_csv``) and DBpedia
-  (``dbpedia_csv``): Zhang, Zhao & LeCun, "Character-level Convolutional Networks for Text Classification",
-  NIPS 2015 (arXiv 1509.01626). ``train.csv`` / ``test.csv`` without a header: the class index from 1 first, then
-  the text fields (Yelp: the review; AG News: title, description; DBpedia: title, content), quoted with ``"``, an
-  inner ``"`` doubled, new lines written as the two characters ``\\n`` (each dataset's ``readme.txt``). Class index
-  here = the file's index - 1; names below in that order (AG News and DBpedia: their ``classes.txt``).
+- Yelp-2 (``yelp_review_polarity_csv``), Yelp-5 (``yelp_review_full_csv``), Amazon-2
+  (``amazon_review_polarity_csv``: 3,600,000 train / 400,000 test), Amazon-5 (``amazon_review_full_csv``:
+  3,000,000 / 650,000), AG News (``ag_news_csv``) and DBpedia (``dbpedia_csv``): Zhang, Zhao & LeCun,
+  "Character-level Convolutional Networks for Text Classification", NIPS 2015 (arXiv 1509.01626). ``train.csv`` /
+  ``test.csv`` without a header: the class index from 1 first, then the text fields (Yelp: the review; Amazon:
+  title, review; AG News: title, description; DBpedia: title, content), quoted with ``"``, an inner ``"`` doubled,
+  new lines written as the two characters ``\\n`` (each dataset's ``readme.txt``). Class index here = the file's
+  index - 1; names below in that order (AG News and DBpedia: their ``classes.txt``).
 - TREC-6: Li & Roth, "Learning Question Classifiers", COLING 2002 (cogcomp.seas.upenn.edu/Data/QA/QC/):
   ``train_5500.label`` (5,452 questions) and ``TREC_10.label`` (the 500 test questions), one
   ``COARSE:fine question`` line each; the six coarse classes are the labels, here in alphabetical order. The
@@ -66,6 +70,24 @@ LAYOUTS: dict[str, TextLayout] = {
             "Yelp review full, 1-5 stars (Zhang et al. 2015)",
             "zhang-csv",
             "yelp_review_full_csv",
+            "train.csv",
+            "test.csv",
+            ("1 star", "2 stars", "3 stars", "4 stars", "5 stars"),
+        ),
+        TextLayout(
+            "amazon-2",
+            "Amazon review polarity (Zhang et al. 2015)",
+            "zhang-csv",
+            "amazon_review_polarity_csv",
+            "train.csv",
+            "test.csv",
+            ("negative", "positive"),
+        ),
+        TextLayout(
+            "amazon-5",
+            "Amazon review full, 1-5 stars (Zhang et al. 2015)",
+            "zhang-csv",
+            "amazon_review_full_csv",
             "train.csv",
             "test.csv",
             ("1 star", "2 stars", "3 stars", "4 stars", "5 stars"),
@@ -129,6 +151,8 @@ def _task(task_id: str) -> Task:
 IMDB = _task("imdb")
 YELP_2 = _task("yelp-2")
 YELP_5 = _task("yelp-5")
+AMAZON_2 = _task("amazon-2")
+AMAZON_5 = _task("amazon-5")
 AG_NEWS = _task("ag-news")
 DBPEDIA = _task("dbpedia")
 TREC_6 = _task("trec-6")

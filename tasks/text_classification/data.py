@@ -1,4 +1,5 @@
-"""IMDb, Yelp-2, Yelp-5, AG News, DBpedia and TREC-6 in their distributed formats, as a Lightning data module.
+"""IMDb, Yelp-2, Yelp-5, Amazon-2, Amazon-5, AG News, DBpedia and TREC-6 in their distributed formats, as a Lightning
+data module.
 
 The formats are described in ``tasks.text_classification``. Readers return :class:`Example` ``(id, text, label)``
 lists, the label a 0-based class index in the order of ``LAYOUTS[task].classes``:
@@ -193,7 +194,8 @@ def example_loader(
 
 
 class TextClassificationDataModule(pl.LightningDataModule):
-    """One of ``imdb``, ``yelp-2``, ``yelp-5``, ``ag-news``, ``dbpedia``, ``trec-6`` from ``data_root``.
+    """One of ``imdb``, ``yelp-2``, ``yelp-5``, ``amazon-2``, ``amazon-5``, ``ag-news``, ``dbpedia``, ``trec-6`` from
+    ``data_root``.
 
     Args:
         dataset: the task id.

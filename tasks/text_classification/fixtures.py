@@ -1,14 +1,14 @@
-"""Tiny IMDb, Yelp, AG News, DBpedia and TREC copies in each dataset's exact distributed format.
+"""Tiny IMDb, Yelp, Amazon, AG News, DBpedia and TREC copies in each dataset's exact distributed format.
 
 :func:`write_tiny_text_classification` writes under ``root`` what the real archive unpacks to:
 
 - IMDb: ``aclImdb/{train,test}/{neg,pos}/<id>_<rating>.txt`` (negative ratings 1-4, positive 7-10) plus one
   ``aclImdb/train/unsup/<id>_0.txt`` review, which the readers must skip; reviews hold ``<br /><br />`` as the
   real ones do;
-- Yelp-2 / Yelp-5 / AG News / DBpedia: ``<archive>/train.csv`` and ``test.csv`` without a header, the class index
-  from 1 first, every text field in double quotes with inner quotes doubled and new lines written as ``\\n``
-  (the class index quoted too except in DBpedia, as in the real files), plus ``classes.txt`` for AG News and
-  DBpedia and a ``readme.txt``;
+- Yelp-2 / Yelp-5 / Amazon-2 / Amazon-5 / AG News / DBpedia: ``<archive>/train.csv`` and ``test.csv`` without a
+  header, the class index from 1 first, then the text fields (Amazon, AG News, DBpedia: a title and a body), each
+  in double quotes with inner quotes doubled and new lines written as ``\\n`` (the class index quoted too except
+  in DBpedia, as in the real files), plus ``classes.txt`` for AG News and DBpedia and a ``readme.txt``;
 - TREC-6: ``trec/train_5500.label`` and ``trec/TREC_10.label``, ``COARSE:fine question ?`` lines, latin-1, the
   training file with one stray 0xF0 byte as the real one has.
 
@@ -66,7 +66,7 @@ def _quoted(field: str) -> str:
 
 def _write_zhang(folder: Path, spec: TextLayout, splits: dict[str, list[int]], rng: np.random.Generator) -> None:
     folder.mkdir(parents=True)
-    two_fields = spec.task_id in ("ag-news", "dbpedia")
+    two_fields = spec.task_id in ("ag-news", "dbpedia", "amazon-2", "amazon-5")
     for name, labels in splits.items():
         lines = []
         for index, label in enumerate(labels):
@@ -75,7 +75,7 @@ def _write_zhang(folder: Path, spec: TextLayout, splits: dict[str, list[int]], r
             number = str(label + 1) if spec.task_id == "dbpedia" else _quoted(str(label + 1))
             lines.append(",".join([number, *map(_quoted, fields)]) + "\n")
         (folder / name).write_text("".join(lines), encoding="utf-8")
-    if two_fields:
+    if spec.task_id in ("ag-news", "dbpedia"):
         (folder / "classes.txt").write_text("".join(f"{name}\n" for name in spec.classes), encoding="utf-8")
     (folder / "readme.txt").write_text(f"Tiny {spec.title} fixture in the format of the original archive.\n")
 

@@ -1,4 +1,5 @@
-"""Official-format scorers for IMDb, Yelp-2, Yelp-5, AG News, DBpedia and TREC-6: accuracy and error, in percent.
+"""Official-format scorers for IMDb, Yelp-2, Yelp-5, Amazon-2, Amazon-5, AG News, DBpedia and TREC-6: accuracy and
+error, in percent.
 
 ``accuracy`` is the share of test examples whose ``prediction`` equals the reference label (compared as strings
 after stripping white space); ``error = 100 - accuracy``, the number ULMFiT's Table 2 and UDA's tables print.
@@ -49,6 +50,8 @@ def _scorer(task_id: str) -> Callable[[Path, Path], dict[str, float]]:
 score_imdb = _scorer("imdb")
 score_yelp_2 = _scorer("yelp-2")
 score_yelp_5 = _scorer("yelp-5")
+score_amazon_2 = _scorer("amazon-2")
+score_amazon_5 = _scorer("amazon-5")
 score_ag_news = _scorer("ag-news")
 score_dbpedia = _scorer("dbpedia")
 score_trec_6 = _scorer("trec-6")

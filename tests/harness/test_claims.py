@@ -69,7 +69,7 @@ def test_bad_field_names_file_line_entry_and_field(tmp_path: Path) -> None:
     """,
     )
     message = error_of(path)
-    assert message.startswith(f"{path}:16: claim 'b1-top1' (entry 1): field 'value'")
+    assert message.startswith(f"{path}:21: claim 'b1-top1' (entry 1): field 'value'")  # the field's own line
 
 
 def test_missing_field_is_named(tmp_path: Path) -> None:
@@ -222,7 +222,12 @@ def test_a_paper_without_arxiv_id_is_named_by_url_and_date_or_pdf_hash(tmp_path:
 )
 def test_malformed_paper_source_names_file_line_claim_and_field(tmp_path: Path, identity: str, field: str) -> None:
     text = GPT.format(url=GPT_PDF, identity=identity)
-    line = text.splitlines().index("  - id: rte-accuracy") + 1
+    lines = text.splitlines()
+    name = field.split("'")[1]  # the field's own line, or the entry's where the field is missing
+    line = next(
+        (i + 1 for i, x in enumerate(lines) if x.strip().startswith(f"{name}:")),
+        lines.index("  - id: rte-accuracy") + 1,
+    )
     message = error_of(write(tmp_path, text=text))
     assert message.startswith(f"{tmp_path / 'claims.yaml'}:{line}: claim 'rte-accuracy' (entry 0): {field}"), message
 
@@ -277,7 +282,7 @@ def test_bad_baselines_name_the_field(tmp_path: Path, baseline: str, message: st
     path = write(tmp_path, DELTA.format(baseline=baseline))
     with pytest.raises(HarnessError) as err:
         load_claims(path, registered={"demo": ["efficientnet-b1"], "other": ["base-net"]})
-    assert f"{path}:16: claim 'beats-base' (entry 1): {message}" in str(err.value)
+    assert f"{path}:25: claim 'beats-base' (entry 1): {message}" in str(err.value)  # the line of 'baseline:'
 
 
 def test_a_registered_paper_is_named_by_arxiv_or_url() -> None:

@@ -81,8 +81,11 @@ def test_malformed_claims_file_is_named_and_debug_shows_traceback(toy_site: Path
     shutil.copytree(TOY_SRC, src)
     claims = src / "toy_paper" / "claims.yaml"
     claims.write_text(claims.read_text().replace("value: 95.0", "value: lots"))
-    done = harness_cli("claims", cwd=tmp_path, site=toy_site, src=src)
+    done = harness_cli("claims", "--paper", "toy-paper", cwd=tmp_path, site=toy_site, src=src)
     assert done.returncode == 2
     assert f"{claims}:8: claim 'mlp-accuracy' (entry 2): field 'value'" in done.stderr
-    debug = harness_cli("claims", "--debug", cwd=tmp_path, site=toy_site, src=src)
+    debug = harness_cli("claims", "--paper", "toy-paper", "--debug", cwd=tmp_path, site=toy_site, src=src)
     assert "Traceback" in debug.stderr
+    # among every paper's claims, the broken file is reported and left out (tests/harness/test_claims_cannot_lie.py)
+    done = harness_cli("claims", cwd=tmp_path, site=toy_site, src=src)
+    assert done.returncode == 0 and "field 'value'" in done.stderr and "its claims are left out" in done.stderr
