@@ -165,8 +165,8 @@ class Claim(BaseModel):
                 "a delta claim needs 'baseline' (the model id it is compared against, or {paper: P, model: M} for "
                 "another paper's results)"
             )
-        if self.kind != "delta" and self.baseline:
-            raise ValueError("'baseline' is only for delta claims")
+        if self.kind not in ("delta", "trend") and self.baseline:
+            raise ValueError("'baseline' is only for delta and trend claims")
         return self
 
     @model_validator(mode="after")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.suggest import did_you_mean
 from harness.tiers import TABLE, TIERS
 
 REPRODUCTIONS_GROUP = "harness.reproductions"
@@ -29,8 +30,8 @@ def model_variant(model: str, variants: Collection[str], family: str, prefix: st
     without the prefix or with an unknown variant is an error naming every known id of ``family``."""
     variant = model.removeprefix(prefix)
     if not model.startswith(prefix) or variant not in variants:
-        known = ", ".join(prefix + v for v in variants)
-        raise HarnessError(f"unknown {family} model id {model!r}; known: {known}")
+        ids = [prefix + v for v in variants]
+        raise HarnessError(f"unknown {family} model id {model!r}{did_you_mean(model, ids)}; known: {', '.join(ids)}")
     return variant
 
 
@@ -233,7 +234,8 @@ class Reproduction:
         for spec in self.models:
             if spec.id == model_id:
                 return spec
-        raise HarnessError(f"reproduction {self.id!r} has no model {model_id!r}; it has: {self.model_ids()}")
+        hint = did_you_mean(model_id, self.model_ids())
+        raise HarnessError(f"reproduction {self.id!r} has no model {model_id!r}{hint}; it has: {self.model_ids()}")
 
     def model_ids(self) -> list[str]:
         return [spec.id for spec in self.models]
@@ -312,14 +314,16 @@ def tasks() -> dict[str, Task]:
 def reproduction(paper: str) -> Reproduction:
     known = reproductions()
     if paper not in known:
-        raise HarnessError(f"unknown paper {paper!r}; registered: {', '.join(known) or 'none'}")
+        hint = did_you_mean(paper, known)
+        raise HarnessError(f"unknown paper {paper!r}{hint}; registered: {', '.join(known) or 'none'}")
     return known[paper]
 
 
 def task(task_id: str) -> Task:
     known = tasks()
     if task_id not in known:
-        raise HarnessError(f"unknown task {task_id!r}; registered: {', '.join(known) or 'none'}")
+        hint = did_you_mean(task_id, known)
+        raise HarnessError(f"unknown task {task_id!r}{hint}; registered: {', '.join(known) or 'none'}")
     return known[task_id]
 
 

@@ -2,7 +2,8 @@
 last one, drawing the same random numbers as a run that was never stopped.
 
 ``harness run`` gives each run its own Lightning folder, ``results/lightning/<paper>/<tier>/<run id>/`` (the run id
-of its first evaluation), and removes it once the run's records are written. Where the tier's trainer saves
+of its first evaluation: its training logs and ``checkpoints/``), and removes the checkpoints once the run's records
+are written. Where the tier's trainer saves
 checkpoints (Lightning's default, unless the config says ``enable_checkpointing: false``), a run found with a
 checkpoint there resumes from the newest one (``Trainer.fit(ckpt_path=...)``: weights, optimizer, schedulers, loop
 counters). Lightning does not keep the random generators' state, so :class:`RandomState` stores it in each

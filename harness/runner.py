@@ -277,6 +277,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
 
     from harness.predictions import PredictionsKeeper
     from harness.resume import RandomState, last_checkpoint
+    from harness.summary import log_artifacts, progress_bar, training_loggers
 
     identity = _identity(resolved)
     evaluations = plan(repro, resolved, identity)
@@ -286,24 +287,27 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
         return paths
     cited = _tokenizer_artifacts(resolved)  # checked before anything runs
     datamodule = _datamodule(resolved)
+    datamodule._log_hyperparams = False  # the loggers get the system's; Lightning refuses keys both share (crop_size)
     pl.seed_everything(resolved["seed"], workers=True)
     system = _instantiate(resolved["system"], model=resolved["model"])
     if "init_from" in resolved:
         _load_parent(system, resolved["init_from"], runs_dir)
-    run_dir = LIGHTNING_DIR / repro.id / resolved["tier"] / evaluations[0].run_id  # its checkpoints: see resume.py
-    trainer_args = {"default_root_dir": str(run_dir), "logger": False, **(resolved.get("trainer") or {})}
+    run_dir = LIGHTNING_DIR / repro.id / resolved["tier"] / evaluations[0].run_id  # logs, checkpoints: resume.py
+    loggers = training_loggers(LIGHTNING_DIR / repro.id / resolved["tier"], evaluations[0].run_id)
+    trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": loggers}
+    trainer_args = progress_bar(resolved["tier"], {**trainer_args, **(resolved.get("trainer") or {})})
     keeper = PredictionsKeeper([e.run_id for e in evaluations], runs_dir.parent)  # predictions -> artifacts
     callbacks = [*(trainer_args.get("callbacks") or []), keeper, RandomState()]
     trainer = pl.Trainer(**{**trainer_args, "callbacks": callbacks})
     started = now()
     if resolved["fit"]:
-        resume = last_checkpoint(Path(trainer_args["default_root_dir"]))
+        resume = last_checkpoint(run_dir)
         if resume is not None:
             print(f"resuming from {resume}", file=sys.stderr)
         trainer.fit(system, datamodule=datamodule, ckpt_path=resume)
     artifacts = _save_checkpoint(system, runs_dir) if resolved.get("save_checkpoint") else {}
     results = trainer.test(system, datamodule=datamodule, verbose=False)
-    artifacts = {**cited, **_owned_artifacts(datamodule, system), **artifacts}  # owned: set up during fit or test
+    artifacts = {**cited, **_owned_artifacts(datamodule, system), **artifacts, **log_artifacts(loggers)}
     finished = now()
     if len(results) != len(evaluations):
         raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")
@@ -319,7 +323,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
             parents=parents,
         )  # fmt: skip
         written.append(write_record(record, runs_dir))
-    shutil.rmtree(run_dir, ignore_errors=True)  # recorded: nothing left to resume
+    shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)  # recorded: nothing left to resume (logs stay)
     return written
 
 
@@ -359,7 +363,7 @@ def _datamodule(resolved: dict[str, Any]) -> Any:
         load_object(resolved["prepare"]["function"])(root=Path(data_root), **(resolved["prepare"].get("args") or {}))
     datamodule = _instantiate(resolved["data"])
     if hasattr(datamodule, "verify"):
-        datamodule.verify()
+        _verify_data(datamodule, "prepare" in resolved)
     return datamodule
 
 
@@ -380,6 +384,16 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True  # another user's process
     return True
+
+
+def _verify_data(datamodule: Any, prepared: bool) -> None:
+    """A tier that reads the user's copy of a dataset (nothing ``prepare``s it) says how to point the run at it."""
+    try:
+        datamodule.verify()
+    except HarnessError as exc:
+        if prepared:
+            raise
+        raise HarnessError(f"{exc}; pass --data-root DIR, the folder that holds this dataset") from exc
 
 
 def _load_parent(system: Any, init_from: dict[str, Any], runs_dir: Path) -> None:

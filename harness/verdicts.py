@@ -199,8 +199,7 @@ def _judge_trend(verdict: Verdict, claim: Claim, records: list[RunRecord]) -> No
     from scipy import stats
 
     rule = claim.rule
-    points = [(_lookup(r, rule.x), _lookup(r, rule.y)) for r in records]
-    points = [(float(x), float(y)) for x, y in points if isinstance(x, int | float) and isinstance(y, int | float)]
+    points = [(float(x), float(y)) for x, y, _ in _trend_xy(claim, records)]
     if rule.type == "loglog-slope":
         points = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
     verdict.n = len(points)
@@ -229,14 +228,37 @@ def _judge_trend(verdict: Verdict, claim: Claim, records: list[RunRecord]) -> No
         )
 
 
+def _xy(claim: Claim, record: RunRecord) -> tuple[Any, Any] | None:
+    x, y = _lookup(record, claim.rule.x), _lookup(record, claim.rule.y)
+    return (x, y) if isinstance(x, int | float) and isinstance(y, int | float) else None
+
+
+def _trend_xy(claim: Claim, records: Sequence[RunRecord]) -> list[tuple[Any, Any, RunRecord]]:
+    """``(x, y, record)`` of each record that has both. With a ``baseline``, the points are the claim's own records,
+    each paired with the baseline's record of the same seed and x (the latest of each), and y is their difference."""
+    if claim.baseline is None:
+        return [(*xy, r) for r in records if (xy := _xy(claim, r)) is not None]
+    ours: dict[tuple[int, Any], RunRecord] = {}
+    theirs: dict[tuple[int, Any], RunRecord] = {}
+    for record in sorted(records, key=lambda r: r.finished_at):
+        side = ours if matches(claim, record) else theirs if matches(claim, record, baseline=True) else None
+        if side is not None and (xy := _xy(claim, record)) is not None:
+            side[(record.seed, xy[0])] = record
+    return [
+        (key[1], _xy(claim, record)[1] - _xy(claim, theirs[key])[1], record)
+        for key, record in sorted(ours.items(), key=lambda item: (item[0][1], item[0][0]))
+        if key in theirs
+    ]
+
+
 def trend_points(claim: Claim, records: Sequence[RunRecord]) -> list[dict[str, Any]]:
-    """The points of a trend claim's curve: the rule's x and y (as recorded, before any log) of each record that has
-    both, with its model, seed and run id, sorted by x. Ingest stores them for the leaderboard's trend charts."""
-    points = []
-    for record in records:
-        x, y = _lookup(record, claim.rule.x), _lookup(record, claim.rule.y)
-        if isinstance(x, int | float) and isinstance(y, int | float):
-            points.append({"x": x, "y": y, "model": record.model, "seed": record.seed, "run_id": record.run_id})
+    """The points of a trend claim's curve: the rule's x and y (as recorded, before any log; with a baseline, y is
+    the difference to the paired baseline record) of each record that has both, with its model, seed and run id,
+    sorted by x. Ingest stores them for the leaderboard's trend charts."""
+    points = [
+        {"x": x, "y": y, "model": record.model, "seed": record.seed, "run_id": record.run_id}
+        for x, y, record in _trend_xy(claim, records)
+    ]
     return sorted(points, key=lambda p: (p["x"], p["model"], p["seed"]))
 
 
@@ -262,6 +284,8 @@ def judge(claim: Claim, records: Sequence[RunRecord]) -> Verdict:
     chosen = [r for r in usable if r.tier == tier]
     verdict.tier = tier
     if claim.kind == "trend":
+        if claim.baseline is not None:  # the paired baseline records of the same tier
+            chosen += [r for r in records if matches(claim, r, baseline=True) and r.tier == tier and r.status == "ok"]
         verdict.run_ids = [r.run_id for r in chosen]
         _judge_trend(verdict, claim, chosen)
     elif claim.kind == "delta":

@@ -117,6 +117,9 @@ def paper_stage(repro: Any) -> dict[str, Any]:
         stage["deps"] = deps
     stage["params"] = [f"papers.{repro.id}"]
     stage["outs"] = [{f"{STAGES_DIR.as_posix()}/{repro.id}.json": {"cache": False}}]
+    stage["metrics"] = [{f"{STAGES_DIR.as_posix()}/{repro.id}.metrics.json": {"cache": False}}]
+    scatter = {"cache": False, "template": "scatter", "x": "reported", "y": "measured", "title": "reported vs measured"}
+    stage["plots"] = [{f"{STAGES_DIR.as_posix()}/{repro.id}.claims.json": scatter}]
     return stage
 
 
@@ -224,8 +227,42 @@ def stage(paper: str) -> int:
         subprocess.run([harness, "ingest"], check=False)
     report = subprocess.run([harness, "report", "--paper", paper])
     summary = {"paper": paper, "params": params, "runs": runs}
+    write_metrics_and_plots(paper, [run_id for run in runs for run_id in run["run_ids"]], harness)
     atomic_write_text(STAGES_DIR / f"{paper}.json", json.dumps(summary, indent=2) + "\n", overwrite=True)
     return report.returncode
+
+
+def stage_metrics(run_ids: list[str]) -> dict[str, Any]:
+    """``dvc metrics show``'s file: model -> tier -> ``dataset/split`` -> metric -> mean over the stage's seeds."""
+    from harness.records import read_record, record_path
+
+    values: dict[tuple[str, str, str, str], list[float]] = {}
+    for run_id in run_ids:
+        record = read_record(record_path(run_id))
+        for name, value in record.metrics.items():
+            values.setdefault((record.model, record.tier, f"{record.dataset}/{record.split}", name), []).append(value)
+    tree: dict[str, Any] = {}
+    for (model, tier, data, name), found in sorted(values.items()):
+        mean = sum(found) / len(found)
+        tree.setdefault(model, {}).setdefault(tier, {}).setdefault(data, {})[name] = mean if mean == mean else None
+    return tree
+
+
+def write_metrics_and_plots(paper: str, run_ids: list[str], harness: str) -> None:
+    """The stage's ``metrics`` file and its ``plots`` file: one point per claim with a measured mean (reported vs
+    measured, from ``harness report --json``)."""
+    from harness.records import atomic_write_text
+
+    done = subprocess.run([harness, "report", "--paper", paper, "--json"], capture_output=True, text=True)
+    rows = json.loads(done.stdout) if done.returncode == 0 else []
+    points = [
+        {"claim": row["claim_id"], "metric": row["metric"], "tier": row["tier"], "reported": row["reported"],
+         "measured": row["mean"]}
+        for row in rows
+        if row["reported"] is not None and row["mean"] is not None
+    ]  # fmt: skip
+    for name, data in ((f"{paper}.metrics.json", stage_metrics(run_ids)), (f"{paper}.claims.json", points)):
+        atomic_write_text(STAGES_DIR / name, json.dumps(data, indent=2) + "\n", overwrite=True)
 
 
 def main(argv: list[str] | None = None) -> int:

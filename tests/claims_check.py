@@ -10,6 +10,7 @@ way, by its own paper (another paper's, where the claim names one).
 
 from __future__ import annotations
 
+import fnmatch
 from typing import Any
 
 import yaml
@@ -33,9 +34,11 @@ def _configs(repro: registry.Reproduction) -> list[dict[str, Any]]:
 
 
 def _runs_write(claim: Claim, paper: str, model: str, conditions: dict[str, Any]) -> bool:
-    """Whether ``paper`` registers ``model`` and has a tier config whose records could judge ``claim``."""
+    """Whether ``paper`` registers ``model`` (a trend claim's glob: some model it matches) and has a tier config
+    whose records could judge ``claim``."""
     repro = registry.reproduction(paper)
-    if model not in repro.model_ids():
+    matches = fnmatch.filter(repro.model_ids(), model) if claim.kind == "trend" else [model]
+    if not set(matches) & set(repro.model_ids()):
         return False
     if claim.kind == "arch":
         return (claim.dataset, claim.split) == (repro.model(model).dataset, "none")

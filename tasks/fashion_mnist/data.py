@@ -110,7 +110,10 @@ def load_split(dataset: str, split: str, root: str | None = None) -> tuple[np.nd
 
         arrays = load_classification("cifar-10", Path(root or "data/cifar-10"), split)
         return arrays.images, arrays.labels.astype(np.int64)
-    raise HarnessError(f"unknown dataset {dataset!r}; known: fashion-mnist, mnist, digits, cifar-10")
+    from harness.suggest import did_you_mean
+
+    known = ("fashion-mnist", "mnist", "digits", "cifar-10")
+    raise HarnessError(f"unknown dataset {dataset!r}{did_you_mean(dataset, known)}; known: {', '.join(known)}")
 
 
 def balanced_subset(labels: np.ndarray, size: int | None, seed: int = SUBSET_SEED) -> np.ndarray:

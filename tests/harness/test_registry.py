@@ -101,6 +101,11 @@ def test_model_variant_strips_the_prefix_and_names_known_ids() -> None:
     assert registry.model_variant("nasfpn-x", ("nasfpn-x",), "NAS-FPN") == "nasfpn-x"
     for bad in ("efficientnet-b9", "b3"):  # unknown variant; known variant without the prefix
         with pytest.raises(
-            HarnessError, match=rf"unknown EfficientNet model id '{bad}'; known: efficientnet-b0, efficientnet-b3"
+            HarnessError,
+            match=rf"unknown EfficientNet model id '{bad}'( \(did you mean .*\))?; known: efficientnet-b0, efficientnet-b3",
         ):
             registry.model_variant(bad, ("b0", "b3"), "EfficientNet", "efficientnet-")
+    with pytest.raises(
+        HarnessError, match=r"'efficientnet-b9' \(did you mean 'efficientnet-b3' or 'efficientnet-b0'\?\)"
+    ):
+        registry.model_variant("efficientnet-b9", ("b0", "b3"), "EfficientNet", "efficientnet-")

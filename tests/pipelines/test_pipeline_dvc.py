@@ -9,6 +9,7 @@ deletes only the stage's summary) and leaves the database as it was.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -137,6 +138,22 @@ def test_dvc_repro_from_a_fresh_clone(repo: Path) -> None:
     assert experiment.returncode == 0, experiment.stdout + experiment.stderr
     assert "Running stage 'toy-other'" in experiment.stdout
     assert yaml.safe_load((repo / "params.yaml").read_text())["papers"]["toy-other"]["tiers"] == []
+
+
+def test_dvc_metrics_and_plots_show_the_stage_outputs(repo: Path) -> None:
+    """`dvc metrics show` lists each model's measured metrics; `dvc plots show` has a reported-vs-measured point per
+    claim that has a measured mean (toy-other's params claim, at tier arch)."""
+    set_params(repo, "toy-paper", tiers=[])
+    assert dvc(repo, "repro", "toy-other").returncode == 0
+    metrics = dvc(repo, "metrics", "show", "--json")
+    assert metrics.returncode == 0, metrics.stderr
+    found = json.loads(metrics.stdout)[""]["data"]["results/stages/toy-other.metrics.json"]["data"]
+    assert found["other-mlp"]["arch"]["digits/none"]["params"] == 610
+    plots = dvc(repo, "plots", "show", "--json", "--split")
+    assert plots.returncode == 0, plots.stderr
+    [point] = json.loads((repo / "results" / "stages" / "toy-other.claims.json").read_text())
+    assert point == {"claim": "params", "metric": "params_m", "tier": "arch", "reported": 0.00061, "measured": 0.00061}
+    assert "results/stages/toy-other.claims.json" in plots.stdout
 
 
 def test_a_failed_rerun_keeps_records_and_database(repo: Path) -> None:

@@ -53,7 +53,10 @@ def test_a_papers_stage(toy: Path) -> None:
         "deps": ["tests/toy_plugin/toy_paper"],  # its package; its task's scorer lives in the same folder
         "params": ["papers.toy-paper"],
         "outs": [{"results/stages/toy-paper.json": {"cache": False}}],  # a summary: records are never DVC outputs
-    }
+        "metrics": [{"results/stages/toy-paper.metrics.json": {"cache": False}}],  # `dvc metrics show`
+        "plots": [{"results/stages/toy-paper.claims.json": {  # `dvc plots show`: one point per judged claim
+            "cache": False, "template": "scatter", "x": "reported", "y": "measured", "title": "reported vs measured"}}],
+    }  # fmt: skip
     assert stages["report"] == {
         "cmd": [".venv/bin/harness ingest", ".venv/bin/harness report"],
         "deps": ["results/stages/toy-paper.json"],
