@@ -125,13 +125,14 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run, ingest, then show what was measured and the verdicts it gave (JSON: records, results and the ingest)."""
+    from harness.records import written_records
     from harness.runner import run
     from harness.store import ingest
     from harness.summary import quiet_lightning, read_verdicts, run_rows
 
     quiet_lightning()
     paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint)
-    result = ingest()
+    result = ingest([*paths, *written_records()])  # by path: O(new), no scan of results/runs/
     rows = run_rows(paths, read_verdicts())
     if args.json:
         _emit({"records": [str(p) for p in paths], "results": rows, "ingest": _ingest_doc(result)}, True)  # NaN: null
@@ -146,7 +147,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from harness.store import ingest
 
     check_writable(RUNS_DIR)  # records are copied there and the database is written beside it
-    result = ingest(args.files)
+    result = ingest(args.files, rebuild=args.rebuild)
     if args.json:
         _emit(_ingest_doc(result), True)
     return _report_ingest(result)
@@ -310,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", help="a run id (in results/runs/) or a record file")
     p = command("ingest", "load run records into results/harness.duckdb (idempotent)")
     p.add_argument("files", nargs="*", type=Path, help="record files or folders (default: results/runs/)")
+    p.add_argument("--rebuild", action="store_true", help="build the whole database afresh from results/runs/")
     command("report", "verdict per claim").add_argument("--paper")
     p = command(
         "export", "the store's runs with metrics as columns, or a Papers-with-Code model-index", json_flag=False

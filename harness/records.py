@@ -33,7 +33,10 @@ SCHEMA = "harness.run/1"
 RUNS_DIR = Path("results/runs")
 RUN_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 RUN_ID_MAX = 200
-MAX_RECORD_BYTES = 64 << 20  # far above any record written here: a bigger file is not read into memory
+# what the store (DuckDB) holds: a seed is a BIGINT; a record is at most this many bytes, far above any record
+# written here (configs belong in files named by ``artifacts``, not inline); a bigger file is not read into memory
+SEED_RANGE = (-(2**63), 2**63 - 1)
+MAX_RECORD_BYTES = 4 << 20
 MAX_JSON_DEPTH = 64  # a record's config nests a handful of levels
 
 
@@ -51,7 +54,7 @@ class Provenance(BaseModel):
 class RunRecord(BaseModel):
     """The ``harness.run/1`` schema. ``status`` is ``ok`` unless the run failed or diverged."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="constants")
 
     schema_: Literal["harness.run/1"] = Field(alias="schema")
     run_id: str = Field(pattern=RUN_ID_PATTERN, max_length=RUN_ID_MAX)
@@ -60,7 +63,7 @@ class RunRecord(BaseModel):
     tier: Literal[TIERS]
     dataset: str = Field(min_length=1)
     split: str = Field(min_length=1)
-    seed: int
+    seed: int = Field(ge=SEED_RANGE[0], le=SEED_RANGE[1])
     metrics: dict[str, float]
     started_at: datetime
     finished_at: datetime
@@ -131,20 +134,48 @@ def _git(*args: str) -> str | None:
 
 
 @cache
-def code_version() -> dict[str, Any]:
-    """``git_sha``, ``git_dirty`` and ``code_hash`` (sha + hash of uncommitted tracked changes) of the checkout."""
-    sha = _git("rev-parse", "HEAD")
-    if sha is None:
-        from harness import __version__
+def code_version(paper: str | None = None) -> dict[str, Any]:
+    """``git_sha``, ``git_dirty`` and ``code_hash`` of the code that makes a run: the harness package's own, and with
+    ``paper`` that paper's registered package's too, wherever the command runs from (never the current directory's
+    repository). When the paper's package lies in another repository or outside git, ``code_hash`` covers both
+    and ``plugin`` gives the paper's code identity."""
+    import harness
 
-        return {"git_sha": None, "git_dirty": None, "code_hash": f"harness-{__version__}"}
-    # params.yaml (DVC's knobs, recorded in each run's config) and dvc.lock (DVC's bookkeeping) are not code
-    diff = _git("diff", "HEAD", "--", ".", ":(exclude)params.yaml", ":(exclude)dvc.lock") or ""
-    return {
-        "git_sha": sha.strip(),
-        "git_dirty": bool(diff),
-        "code_hash": sha.strip() + ("+" + hashlib.sha256(diff.encode()).hexdigest()[:12] if diff else ""),
-    }
+    own = package_version(Path(harness.__file__).parent)
+    folder = _paper_folder(paper) if paper else None
+    plugin = package_version(folder) if folder else own
+    if plugin == own:
+        return own
+    return {**own, "code_hash": f"{own['code_hash']}|{plugin['code_hash']}", "plugin": plugin}
+
+
+def _paper_folder(paper: str) -> Path | None:
+    from harness import registry
+
+    try:
+        return registry.reproduction(paper).root
+    except HarnessError:
+        return None  # an unregistered paper (records made by hand): the harness's code only
+
+
+@cache
+def package_version(folder: Path) -> dict[str, Any]:
+    """The code identity of a package folder: the git checkout that tracks it (its HEAD, plus a hash of uncommitted
+    changes to tracked files), or, outside git or in an ignored folder (an installed package), a hash of its files."""
+    top = (_git("-C", str(folder), "rev-parse", "--show-toplevel") or "").strip()
+    if top and _git("-C", top, "check-ignore", "-q", str(folder)) is None:
+        sha = (_git("-C", top, "rev-parse", "HEAD") or "").strip()
+        if sha:
+            # params.yaml (DVC's knobs, recorded in each run's config) and dvc.lock (DVC's bookkeeping) are not code
+            diff = _git("-C", top, "diff", "HEAD", "--", ".", ":(exclude)params.yaml", ":(exclude)dvc.lock") or ""
+            dirty = "+" + hashlib.sha256(diff.encode()).hexdigest()[:12] if diff else ""
+            return {"git_sha": sha, "git_dirty": bool(diff), "code_hash": sha + dirty}
+    names = sorted(
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    )
+    return {"git_sha": None, "git_dirty": None, "code_hash": "files-" + files_hash(folder, names)[:16]}
 
 
 def library_versions() -> dict[str, str]:
@@ -174,7 +205,7 @@ def make_run_id(paper: str, model: str, tier: str, dataset: str, split: str, con
     """Deterministic id: readable prefix plus a hash of everything that determines the result."""
     key = {
         "paper": paper, "model": model, "tier": tier, "dataset": dataset, "split": split,
-        "config": config, "seed": seed, "code": code_version()["code_hash"],
+        "config": config, "seed": seed, "code": code_version(paper)["code_hash"],
     }  # fmt: skip
     return f"{paper}.{model}.{tier}.{dataset}.{split}.s{seed}.{canonical_hash(key)[:12]}".lower()
 
@@ -184,12 +215,13 @@ def now() -> datetime:
 
 
 def run_provenance(config: Any, data_hash: str | None = None, code: dict[str, Any] | None = None) -> Provenance:
-    """The provenance of a run made on this machine: ``code``'s git state (default: this checkout's), the hash of
+    """The provenance of a run made on this machine: ``code``'s git state (default: the harness's), the hash of
     ``config`` (what identifies the run), the data hash where known, library versions and hardware."""
     code = code if code is not None else code_version()
+    plugin = {"plugin": code["plugin"]} if code.get("plugin") else {}  # a paper's code from another repository
     return Provenance(
         git_sha=code.get("git_sha"), git_dirty=code.get("git_dirty"), config_hash=canonical_hash(config)[:16],
-        data_hash=data_hash, versions=library_versions(), hardware=hardware(),
+        data_hash=data_hash, versions=library_versions(), hardware=hardware(), **plugin,
     )  # fmt: skip
 
 
@@ -239,12 +271,30 @@ def _too_deep(data: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
-def parse_record(text: str, where: str) -> RunRecord:
-    """Validate a record's JSON text; errors name ``where`` and the field."""
+def parse_record(text: str | bytes, where: str) -> RunRecord:
+    """Validate a record's JSON text; errors name ``where`` and the field. The fast path is pydantic's own JSON
+    reader; a record it refuses is read again with ``json`` for an error message that names the line or field."""
+    if len(text) > MAX_RECORD_BYTES:
+        raise HarnessError(f"{where}: {len(text)} bytes; a run record is at most {MAX_RECORD_BYTES} bytes")
+    try:
+        record = RunRecord.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]["msg"]
+    else:
+        if _too_deep({"config": record.config, "provenance": record.provenance.model_dump()}):
+            raise HarnessError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels: not a run record")
+        return record
+    _parse_slowly(text, where)
+    raise HarnessError(f"{where}: {first}")  # json accepts what the JSON reader refuses (e.g. a lone surrogate)
+
+
+def _parse_slowly(text: str | bytes, where: str) -> RunRecord:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise HarnessError(f"{where}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+    except UnicodeDecodeError as exc:
+        raise HarnessError(f"{where}: cannot read run record: {exc}") from exc
     except RecursionError:
         raise HarnessError(f"{where}: JSON nested deeper than {MAX_JSON_DEPTH} levels: not a run record") from None
     if _too_deep(data):
@@ -269,8 +319,8 @@ def read_record(path: Path) -> RunRecord:
             raise HarnessError(f"{path}: not a regular file (a FIFO, device or folder), so not a run record")
         if info.st_size > MAX_RECORD_BYTES:
             raise HarnessError(f"{path}: {info.st_size} bytes; a run record is at most {MAX_RECORD_BYTES} bytes")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = path.read_bytes()
+    except OSError as exc:
         raise HarnessError(f"{path}: cannot read run record: {exc}") from exc
     return parse_record(text, str(path))
 
@@ -330,12 +380,23 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+_WRITTEN: list[Path] = []  # the record files this process wrote
+
+
+def written_records() -> list[Path]:
+    """The record files this process has written (``harness run`` ingests these by path, chained stages' included)."""
+    return list(_WRITTEN)
+
+
 def write_record(record: RunRecord, runs_dir: Path = RUNS_DIR) -> Path:
     """Store ``record`` as ``<runs_dir>/<run_id>.json``; identical content is a no-op, different content an error."""
     path = record_path(record.run_id, runs_dir)
     text = record.to_json()
+    if len(text) > MAX_RECORD_BYTES:
+        raise HarnessError(f"{path}: the record is {len(text)} bytes: at most {MAX_RECORD_BYTES} (keep configs small)")
     try:
         atomic_write_text(path, text)
+        _WRITTEN.append(path)
     except FileExistsError:
         if read_record(path).to_json() != text:
             raise HarnessError(

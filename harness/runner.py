@@ -11,7 +11,9 @@ from __future__ import annotations
 import copy
 import difflib
 import inspect
+import os
 import re
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,7 @@ from harness.records import (
     RUN_ID_PATTERN,
     RUNS_DIR,
     check_writable,
+    code_version,
     file_sha256,
     make_run_id,
     new_record,
@@ -75,8 +78,8 @@ def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUN
         metrics = {"params_m": prof.params / 1e6, "macs_m": prof.macs / 1e6, "params": prof.params, "macs": prof.macs}
         record = new_record(
             run_id=run_id, paper=repro.id, model=spec.id, tier="arch", dataset=spec.dataset, split="none", seed=0,
-            metrics=metrics, started_at=started, provenance=run_provenance(config), protocol="flopcounter-macs",
-            config=config,
+            metrics=metrics, started_at=started, provenance=run_provenance(config, code=code_version(repro.id)),
+            protocol="flopcounter-macs", config=config,
         )  # fmt: skip
         written.append(write_record(record, runs_dir))
     return written
@@ -273,6 +276,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     import pytorch_lightning as pl
 
     from harness.predictions import PredictionsKeeper
+    from harness.resume import RandomState, last_checkpoint
     from harness.summary import log_artifacts, progress_bar, training_loggers
 
     identity = _identity(resolved)
@@ -288,21 +292,26 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     system = _instantiate(resolved["system"], model=resolved["model"])
     if "init_from" in resolved:
         _load_parent(system, resolved["init_from"], runs_dir)
+    run_dir = LIGHTNING_DIR / repro.id / resolved["tier"] / evaluations[0].run_id  # logs, checkpoints: resume.py
     loggers = training_loggers(LIGHTNING_DIR / repro.id / resolved["tier"], evaluations[0].run_id)
     trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": loggers}
     trainer_args = progress_bar(resolved["tier"], {**trainer_args, **(resolved.get("trainer") or {})})
     keeper = PredictionsKeeper([e.run_id for e in evaluations], runs_dir.parent)  # predictions -> artifacts
-    trainer = pl.Trainer(**{**trainer_args, "callbacks": [*(trainer_args.get("callbacks") or []), keeper]})
+    callbacks = [*(trainer_args.get("callbacks") or []), keeper, RandomState()]
+    trainer = pl.Trainer(**{**trainer_args, "callbacks": callbacks})
     started = now()
     if resolved["fit"]:
-        trainer.fit(system, datamodule=datamodule)
+        resume = last_checkpoint(run_dir)
+        if resume is not None:
+            print(f"resuming from {resume}", file=sys.stderr)
+        trainer.fit(system, datamodule=datamodule, ckpt_path=resume)
     artifacts = _save_checkpoint(system, runs_dir) if resolved.get("save_checkpoint") else {}
     results = trainer.test(system, datamodule=datamodule, verbose=False)
     artifacts = {**cited, **_owned_artifacts(datamodule, system), **artifacts, **log_artifacts(loggers)}
     finished = now()
     if len(results) != len(evaluations):
         raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")
-    provenance = run_provenance(identity, getattr(datamodule, "data_hash", None))
+    provenance = run_provenance(identity, getattr(datamodule, "data_hash", None), code_version(repro.id))
     parents = [resolved["init_from"]["run"]] if "init_from" in resolved else []
     written = []
     for index, evaluation in enumerate(evaluations):
@@ -314,6 +323,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
             parents=parents,
         )  # fmt: skip
         written.append(write_record(record, runs_dir))
+    shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)  # recorded: nothing left to resume (logs stay)
     return written
 
 
@@ -349,11 +359,31 @@ def _datamodule(resolved: dict[str, Any]) -> Any:
     if "prepare" in resolved:
         if data_root is None:
             raise HarnessError("config has 'prepare' but no data.init_args.data_root to prepare into")
+        remove_stale_partials(Path(data_root))
         load_object(resolved["prepare"]["function"])(root=Path(data_root), **(resolved["prepare"].get("args") or {}))
     datamodule = _instantiate(resolved["data"])
     if hasattr(datamodule, "verify"):
         _verify_data(datamodule, "prepare" in resolved)
     return datamodule
+
+
+def remove_stale_partials(root: Path) -> None:
+    """Remove the ``.<root name>.partial-<pid>-*`` folders that data preparation killed mid-way left beside ``root``:
+    those whose process is gone (or, named without a pid, were made by an older harness). A live writer's stays."""
+    for folder in root.parent.glob(f".{root.name}.partial-*") if root.parent.is_dir() else []:
+        pid = folder.name.removeprefix(f".{root.name}.partial-").split("-")[0]
+        if not (pid.isdigit() and _alive(int(pid))):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def _verify_data(datamodule: Any, prepared: bool) -> None:

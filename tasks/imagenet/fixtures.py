@@ -137,7 +137,8 @@ def atomic_fixture(root: Path, spec: dict, build: Callable[[Path], None]) -> Pat
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise HarnessError(f"{root} exists and is not a complete fixture ({MARKER} missing); remove it to regenerate")
     root.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.partial-", dir=root.parent))
+    # the pid in the name tells `harness run` whether the writer is still alive (harness.runner cleans up the dead's)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.partial-{os.getpid()}-", dir=root.parent))
     try:
         build(tmp)
         (tmp / MARKER).write_text(json.dumps(spec, sort_keys=True) + "\n")

@@ -108,3 +108,48 @@ def test_the_one_constructor_fills_schema_times_and_provenance() -> None:
     )
     assert record == by_hand and record.to_json() == by_hand.to_json()
     assert (record.status, record.artifacts, record.claim_ids, record.parents) == ("ok", {}, [], [])
+
+
+def test_provenance_is_the_harness_and_papers_own_code_not_the_current_directorys(
+    toy_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from inside another git repository, a record still carries the harness's own commit; a paper whose
+    package lies outside git is identified by a hash of its files, which changes when they do."""
+    import shutil
+    import subprocess
+    import sys
+
+    from harness import registry
+    from tests.conftest import REPO, TOY_SRC
+
+    other = tmp_path / "other-repo"
+    other.mkdir()
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    subprocess.run(["git", "-C", str(other), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True)  # fmt: skip
+    src = tmp_path / "plugin"
+    shutil.copytree(TOY_SRC, src)
+    for name in [m for m in sys.modules if m.split(".")[0] == "toy_paper"]:
+        monkeypatch.delitem(sys.modules, name)  # the copy, not the toy plugin an earlier test imported
+    monkeypatch.syspath_prepend(str(src))
+    monkeypatch.syspath_prepend(str(toy_site))
+    monkeypatch.chdir(other)
+    registry.reproductions.cache_clear()
+    records.code_version.cache_clear()
+    records.package_version.cache_clear()
+    try:
+        own = records.code_version()
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+        assert own["git_sha"] == head.strip()
+        toy = records.code_version("toy-paper")
+        assert toy["git_sha"] == own["git_sha"] and toy["plugin"]["code_hash"].startswith("files-")
+        assert records.run_provenance({}, code=toy).model_dump()["plugin"] == toy["plugin"]
+        before = records.make_run_id("toy-paper", "toy-mlp", "smoke", "digits", "test", {}, 0)
+        (src / "toy_paper" / "model.py").write_text((src / "toy_paper" / "model.py").read_text() + "\n# changed\n")
+        records.code_version.cache_clear()
+        records.package_version.cache_clear()
+        assert records.make_run_id("toy-paper", "toy-mlp", "smoke", "digits", "test", {}, 0) != before
+    finally:
+        registry.reproductions.cache_clear()
+        records.code_version.cache_clear()
+        records.package_version.cache_clear()

@@ -138,3 +138,28 @@ def test_a_reproduction_may_run_its_own_tiers(toy: Path, monkeypatch: pytest.Mon
     assert (
         read_record(runner.run("toy-paper", "arch", runs_dir=toy / "runs")[0]).tier == "arch"
     )  # arch stays the harness's
+
+
+def test_stale_partial_data_folders_are_removed_and_a_live_writers_kept(toy: Path) -> None:
+    """Data preparation killed mid-way leaves ``.<root>.partial-<pid>-*`` beside the data root: the next run removes
+    those of dead processes (and old ones without a pid) and keeps a live process's."""
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    data = toy / "data"
+    names = [
+        f".toy-digits.partial-{dead.stdout.strip()}-ab12",
+        ".toy-digits.partial-x1y2z3",
+        f".toy-digits.partial-{live.pid}-cd34",
+    ]
+    try:
+        for name in names:
+            (data / name).mkdir(parents=True)
+            (data / name / "half.npz").write_bytes(b"\0" * 100)
+        runner.run("toy-paper", "smoke", runs_dir=toy / "runs")
+        assert sorted(p.name for p in data.iterdir()) == sorted([names[2], "toy-digits"])
+    finally:
+        live.kill()
+        live.wait()

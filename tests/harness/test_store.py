@@ -75,38 +75,32 @@ def test_conflicting_external_record_is_refused(paths, tmp_path: Path) -> None:
     assert table(db, "SELECT value FROM metrics") == [(95.0,)]
 
 
-def test_crash_mid_ingest_keeps_the_old_database(paths, monkeypatch: pytest.MonkeyPatch) -> None:
+def dump(db: Path) -> list[list[tuple]]:
+    """Every table of the database, rows sorted."""
+    return [table(db, f"SELECT * FROM {name} ORDER BY ALL") for name in (*store.TABLES, "meta")]
+
+
+@pytest.mark.parametrize("stage", ["_judge", "_draw_figures"])
+def test_a_failure_mid_ingest_keeps_the_old_database(paths, monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
     runs, db = paths
     write_record(make_record(), runs)
     store.ingest(runs_dir=runs, db_path=db)
-    before = db.read_bytes()
+    before = dump(db)
     write_record(make_record(seed=1), runs)
-    real = store._load_table
 
-    def crash_on_verdicts(con, name, *args):
-        if name == "verdicts":
-            raise RuntimeError("killed")
-        return real(con, name, *args)
+    def crash(*args, **kwargs):
+        raise RuntimeError("killed")
 
-    monkeypatch.setattr(store, "_load_table", crash_on_verdicts)
+    monkeypatch.setattr(store, stage, crash)
     with pytest.raises(RuntimeError):
-        store.ingest(runs_dir=runs, db_path=db)
-    assert db.read_bytes() == before
+        store.ingest(runs_dir=runs, db_path=db)  # the incremental transaction: rolled back
+    assert dump(db) == before
+    with pytest.raises(RuntimeError):
+        store.ingest(runs_dir=runs, db_path=db, rebuild=True)  # the rebuild: the temp file is never swapped in
+    assert dump(db) == before
     assert [p.name for p in db.parent.iterdir() if p.name.startswith(".ingest")] == []
-
-
-def test_a_reader_keeps_its_snapshot_while_ingest_swaps_the_file(paths) -> None:
-    runs, db = paths
-    write_record(make_record(), runs)
-    store.ingest(runs_dir=runs, db_path=db)
-    reader = duckdb.connect(str(db), read_only=True)
-    try:
-        write_record(make_record(seed=1), runs)
-        store.ingest(runs_dir=runs, db_path=db)  # no lock conflict with the open reader
-        assert reader.execute("SELECT count(*) FROM runs").fetchall() == [(1,)]
-    finally:
-        reader.close()
-    assert table(db, "SELECT count(*) FROM runs") == [(2,)]
+    monkeypatch.undo()
+    assert store.ingest(runs_dir=runs, db_path=db).total == 2
 
 
 def test_a_record_whose_name_disagrees_with_its_id_is_reported(paths) -> None:
@@ -175,15 +169,23 @@ def toy_copy(tmp_path: Path, toy_site: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_the_report_notes_claims_changed_since_the_ingest(
     toy_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """...and the next ingest judges every claim again: the tables equal a rebuild's, a removed claim's verdict gone."""
     claims = toy_copy(tmp_path, toy_site, monkeypatch) / "claims.yaml"
-    db = tmp_path / "harness.duckdb"
+    db, runs = tmp_path / "harness.duckdb", tmp_path / "runs"
+    for seed, accuracy in enumerate([94.0, 95.5]):
+        write_record(make_record(seed=seed, metrics={"accuracy": accuracy}), runs)
     try:
-        store.ingest(runs_dir=tmp_path / "runs", db_path=db)
+        store.ingest(runs_dir=runs, db_path=db)
         assert not store.claims_changed(db)
-        claims.write_text(claims.read_text().replace("tolerance: 2.0", "tolerance: 0.5"))
+        text = claims.read_text().replace("tolerance: 2.0", "tolerance: 0.5")
+        claims.write_text("".join(line for line in text.splitlines(True) if "id: mlp-macs" not in line))
         assert store.claims_changed(db)
-        store.ingest(runs_dir=tmp_path / "runs", db_path=db)
+        store.ingest(runs_dir=runs, db_path=db)
         assert not store.claims_changed(db)
+        store.ingest(runs_dir=runs, db_path=tmp_path / "fresh.duckdb")
+        assert dump(db) == dump(tmp_path / "fresh.duckdb")
+        assert table(db, "SELECT count(*) FROM verdicts WHERE claim_id = 'mlp-macs'") == [(0,)]
+        assert table(db, "SELECT tolerance FROM verdicts WHERE claim_id = 'mlp-accuracy'") == [(0.5,)]
     finally:
         registry.reproductions.cache_clear()
 
@@ -206,3 +208,105 @@ def test_a_failing_figures_function_is_an_error_and_the_verdicts_still_go_in(
     assert result.errors == ["paper 'toy-paper': its figures function 'toy_paper.fig:draw' failed: no axis to draw on"]
     assert table(db, "SELECT count(*) FROM figures") == [(0,)]
     assert table(db, "SELECT status FROM verdicts WHERE claim_id = 'mlp-accuracy'") == [("inconclusive",)]
+
+
+def test_incremental_ingest_gives_the_tables_of_a_rebuild(paths, tmp_path: Path) -> None:
+    """Records added in steps (new files found in runs/, files given by path, a file removed) leave the same
+    tables, verdicts and trend points included, as one ingest from scratch."""
+    runs, db = paths
+    steps = [[("toy-mlp", 16, 94.8, 0)], [("toy-mlp", 24, 95.2, 1), ("toy-mlp-wide", 64, 96.5, 2)]]
+    steps += [[("toy-mlp-wide", 96, 97.0, 3), ("toy-mlp", 32, 95.0, 4)]]
+    for i, step in enumerate(steps):
+        written = [
+            write_record(make_record(model=m, seed=s, metrics={"accuracy": a}, config={"system": {"init_args": {"hidden": w}}}), runs)
+            for m, w, a, s in step
+        ]  # fmt: skip
+        result = store.ingest(written if i == 1 else (), runs_dir=runs, db_path=db)
+        assert result.errors == []
+    assert table(db, "SELECT n FROM verdicts WHERE claim_id = 'accuracy-grows-with-width'") == [(5,)]
+    (runs / "toy-paper.toy-mlp.full.digits.test.s4.json").unlink()  # a record moved out of the store
+    assert store.ingest(runs_dir=runs, db_path=db).total == 4
+    fresh = tmp_path / "fresh.duckdb"
+    store.ingest(runs_dir=runs, db_path=fresh)
+    assert dump(db) == dump(fresh)
+    assert table(db, "SELECT status, n FROM verdicts WHERE claim_id = 'mlp-accuracy'") == [("inconclusive", 2)]
+
+
+def test_an_unchanged_store_judges_nothing_again(paths, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the claims on the (paper, dataset, split) of changed records are judged again."""
+    runs, db = paths
+    write_record(make_record(), runs)
+    store.ingest(runs_dir=runs, db_path=db)
+    judged: list[list[int]] = []
+    real = store._judge
+
+    def spy(con, claims, chosen, tmp) -> None:
+        judged.append(list(chosen))
+        real(con, claims, chosen, tmp)
+
+    monkeypatch.setattr(store, "_judge", spy)
+    monkeypatch.setattr(store.LazyClaims, "get", lambda self: pytest.fail("no claims file needs parsing"))
+    store.ingest(runs_dir=runs, db_path=db)
+    write_record(make_record(paper="other-paper", seed=3), runs)  # a paper without claims
+    assert store.ingest(runs_dir=runs, db_path=db).total == 2
+    monkeypatch.undo()
+    monkeypatch.setattr(store, "_judge", spy)
+    write_record(make_record(seed=1), runs)
+    store.ingest(runs_dir=runs, db_path=db)
+    from harness.claims import registered_claims
+
+    claims = registered_claims()
+    assert len(judged) == 1
+    assert {claims[i].id for i in judged[0]} == {"mlp-accuracy", "wide-beats-narrow", "accuracy-grows-with-width"}
+
+
+def test_stale_ingest_folders_are_removed(paths) -> None:
+    runs, db = paths
+    write_record(make_record(), runs)
+    stale = db.parent / f"{store.BUILD_PREFIX}4242-abc"
+    stale.mkdir(parents=True)
+    (stale / "harness.duckdb").write_bytes(b"\0" * 1000)
+    store.ingest(runs_dir=runs, db_path=db)
+    assert sorted(p.name for p in db.parent.iterdir()) == [".harness.duckdb.lock", "harness.duckdb", "runs"]
+
+
+def test_a_record_the_database_refuses_is_named_and_the_others_go_in(paths, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever validation lets through but DuckDB refuses (here: a seed beyond a seed column narrowed to INTEGER
+    for the test) is named, every other record is stored, and later ingests still work."""
+    runs, db = paths
+    write_record(make_record(), runs)
+    store.ingest(runs_dir=runs, db_path=db)
+    monkeypatch.setitem(store.RUN_COLUMNS, "seed", "INTEGER")
+    big = write_record(make_record(seed=1 << 40), runs)
+    for seed in (2, 3):
+        write_record(make_record(seed=seed), runs)
+    for rebuild in (False, True):
+        result = store.ingest(runs_dir=runs, db_path=db, rebuild=rebuild)
+        assert len(result.errors) == 1 and result.errors[0].startswith(f"{big}: the database cannot hold this record")
+        assert table(db, "SELECT seed FROM runs ORDER BY seed") == [(0,), (2,), (3,)]
+        assert "1099511627776" in result.errors[0].split(": the database cannot hold")[1]
+    monkeypatch.undo()  # the rebuild above made a narrow seed column: build anew with the real one
+    assert store.ingest(runs_dir=runs, db_path=db, rebuild=True).errors == []
+    assert table(db, "SELECT count(*) FROM runs") == [(4,)]
+
+
+def test_a_seed_or_record_the_store_cannot_hold_fails_validation(paths, tmp_path: Path) -> None:
+    """A seed of 1e30 (no BIGINT) or a record of megabytes is refused before it is copied into runs/, by name."""
+    runs, db = paths
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    good = write_record(make_record(seed=5), elsewhere)
+    data = json.loads(good.read_text())
+    (elsewhere / "seed.json").write_text(json.dumps({**data, "run_id": "x.seed", "seed": 1e30}))
+    (elsewhere / "big.json").write_text(json.dumps({**data, "run_id": "x.big", "config": {"blob": "x" * (5 << 20)}}))
+    result = store.ingest([elsewhere], runs_dir=runs, db_path=db)
+    assert sorted(e.split(": ")[0] for e in result.errors) == [
+        str(elsewhere / "big.json"),
+        str(elsewhere / "seed.json"),
+    ]
+    assert "field 'seed'" in " ".join(result.errors) and "at most" in " ".join(result.errors)
+    assert sorted(p.name for p in runs.iterdir()) == [good.name]
+    assert store.ingest(runs_dir=runs, db_path=db).errors == []
+    (runs / "x.seed.json").write_text((elsewhere / "seed.json").read_text())  # put there by hand: named, skipped
+    result = store.ingest(runs_dir=runs, db_path=db)
+    assert result.total == 1 and result.errors[0].startswith(f"{runs / 'x.seed.json'}: field 'seed'")
