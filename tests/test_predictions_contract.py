@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from harness import registry, rescore
 from harness.predictions import Scoring
@@ -350,15 +351,33 @@ def scorer_key(metric: str, scored: dict[str, float]) -> str:
 FAST_SMOKE = ("mobilenetv3", "smoke-lraspp.yaml")
 
 
+# known gaps, tracked in the paper's issue: strict, so the test says when one is closed
+KEPT_NO_PREDICTIONS = {
+    ("ulmfit", "smoke.yaml"): "ULMFiT's classifier logs top1/top5/error, not the wordnet-lexname scorer's keys, and "
+    "keeps no predictions yet (issue 13)",
+    ("ulmfit", "smoke-pretrain.yaml"): "ULMFiT's LM stage keeps no predictions yet (issue 13)",
+}
+
+
+def is_chain_stage(path: Path) -> bool:
+    """A config with ``init_from`` runs only under ``harness run``, after its parent (the papers' chain tests)."""
+    return "init_from" in (yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+
+
 def smoke_runs() -> list[Any]:
     """Every smoke config of every paper the harness runs itself (a paper with its own ``runner``, the SGD width
-    sweep, keeps no predictions: docs/plugins.md); all but FAST_SMOKE are slow (10-30 s each)."""
+    sweep, keeps no predictions: docs/plugins.md), but the later stages of chains; all but FAST_SMOKE are slow
+    (10-30 s each)."""
     runs = []
     for paper, repro in registry.reproductions().items():
         if repro.runner is not None:
             continue
         for path in sorted((repro.root / "configs").glob("smoke*.yaml")):
+            if is_chain_stage(path):
+                continue
             marks = () if (paper, path.name) == FAST_SMOKE else (pytest.mark.slow,)
+            if (paper, path.name) in KEPT_NO_PREDICTIONS:
+                marks = (*marks, pytest.mark.xfail(reason=KEPT_NO_PREDICTIONS[paper, path.name], strict=True))
             runs.append(pytest.param(paper, path.name, marks=marks, id=f"{paper}-{path.stem}"))
     return runs
 
