@@ -48,7 +48,7 @@ from tasks.language_modeling.score import (
     text_lines,
     train_shard,
 )
-from tasks.language_modeling.wikitext import Windows, encode
+from tasks.language_modeling.wikitext import encode, window_loader
 from tasks.text_files import files_hash
 
 TRAIN_SHARDS = 99
@@ -153,21 +153,17 @@ class Lm1bDataModule(pl.LightningDataModule):
             raise HarnessError("Lm1bDataModule: call setup() first")
         return len(self.vocab)
 
-    def _windows(self, split: str) -> Windows:
-        if split not in self.ids:
-            raise HarnessError("Lm1bDataModule: call setup() before asking for a dataloader")
-        if split == "train":
-            return Windows.training(self.ids[split], self.hparams.batch_size, self.hparams.bptt)
-        return Windows.scoring(self.ids[split], self.vocab[LM1B_EOS], self.hparams.bptt)
+    def _loader(self, split: str) -> DataLoader:
+        return window_loader("Lm1bDataModule", self.ids, split, self.hparams, lambda: self.vocab[LM1B_EOS])
 
     def train_dataloader(self) -> DataLoader:
-        return DataLoader(self._windows("train"), batch_size=None, shuffle=False)
+        return self._loader("train")
 
     def val_dataloader(self) -> DataLoader:
-        return DataLoader(self._windows("valid"), batch_size=None, shuffle=False)
+        return self._loader("valid")
 
     def test_dataloader(self) -> DataLoader:
-        return DataLoader(self._windows("test"), batch_size=None, shuffle=False)
+        return self._loader("test")
 
     def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
         """The test loader scores against heldout shard 00000: ids = token positions, labels = the vocabulary (an

@@ -20,8 +20,9 @@ test (:func:`files_hash`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytorch_lightning as pl
 import torch
@@ -108,6 +109,20 @@ class Windows(Dataset):
         return self.inputs[:, columns], self.targets[:, columns]
 
 
+def window_loader(
+    owner: str, ids: dict[str, torch.Tensor], split: str, hparams: Any, eos_id: Callable[[], int]
+) -> DataLoader:
+    """The loader of ``split``'s windows: training rows of ``hparams.batch_size``, or the one scoring row that
+    starts with ``eos_id()``; ``owner`` names the data module in the error raised before its ``setup``."""
+    if split not in ids:
+        raise HarnessError(f"{owner}: call setup() before asking for a dataloader")
+    if split == "train":
+        windows = Windows.training(ids[split], hparams.batch_size, hparams.bptt)
+    else:
+        windows = Windows.scoring(ids[split], eos_id(), hparams.bptt)
+    return DataLoader(windows, batch_size=None, shuffle=False)
+
+
 class WikiTextDataModule(pl.LightningDataModule):
     """``wikitext-103`` from ``data_root``: the folder holding ``wiki.{train,valid,test}.tokens`` (or its parent).
 
@@ -155,21 +170,17 @@ class WikiTextDataModule(pl.LightningDataModule):
             raise HarnessError(f"{type(self).__name__}: call setup() first")
         return len(self.vocab)
 
-    def _windows(self, split: str) -> Windows:
-        if split not in self.ids:
-            raise HarnessError(f"{type(self).__name__}: call setup() before asking for a dataloader")
-        if split == "train":
-            return Windows.training(self.ids[split], self.hparams.batch_size, self.hparams.bptt)
-        return Windows.scoring(self.ids[split], self.vocab[EOS], self.hparams.bptt)
+    def _loader(self, split: str) -> DataLoader:
+        return window_loader(type(self).__name__, self.ids, split, self.hparams, lambda: self.vocab[EOS])
 
     def train_dataloader(self) -> DataLoader:
-        return DataLoader(self._windows("train"), batch_size=None, shuffle=False)
+        return self._loader("train")
 
     def val_dataloader(self) -> DataLoader:
-        return DataLoader(self._windows("valid"), batch_size=None, shuffle=False)
+        return self._loader("valid")
 
     def test_dataloader(self) -> DataLoader:
-        return DataLoader(self._windows("test"), batch_size=None, shuffle=False)
+        return self._loader("test")
 
     def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
         """The test loader scores against ``wiki.test.tokens``: ids = token positions, labels = the vocabulary
