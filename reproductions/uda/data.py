@@ -1,0 +1,449 @@
+"""Data for UDA (arXiv 1904.12848v6): a few labelled examples, many unlabelled ones with their augmented copies, in
+one training batch; the test split for evaluation.
+
+Every training step draws ``batch_size`` labelled examples and ``unlabelled_ratio * batch_size`` unlabelled ones
+(the paper: 64 labelled and 448 unlabelled for Wide-ResNet-28-2, 32 and 224 for BERT, 512 and 15,360 for ImageNet
+10%; ratio 7, 7 and 30), each list a fresh random permutation walked in order and begun again when used up. A batch
+is a dict: ``labelled`` and ``labels``; with unlabelled data also ``original`` (the unlabelled examples with the
+labelled data's simple augmentation, the paper's target side) and ``augmented`` (their strongly augmented copies:
+RandAugment for images, TF-IDF word replacement or back-translation for text). The supervised baseline
+(``unlabelled_ratio = 0``) gets ``labelled`` and ``labels`` only.
+
+Labelled subsets: ``per_class`` examples of every class, ranked within the class by ``sha256("<label_seed>:<id>")``
+(:func:`tasks.debian_corpora.data.per_class_subset`), so the UDA run and its supervised baseline with the same
+``label_seed`` see the same labelled set. Unlabelled set: the first ``unlabelled_size`` of a fixed permutation of
+the training split (seed 0; labels never read), or the ids a domain-relevance filter kept (``unlabelled_ids``).
+
+Domain-relevance filtering (Section 2.4) is a data step: :func:`class_probabilities` runs a baseline model over
+candidate examples, :func:`domain_relevance_filter` keeps, for each class, the examples with the highest
+probability of that class, and :func:`write_ids` stores the kept ids for ``unlabelled_ids``.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytorch_lightning as pl
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader, IterableDataset
+
+from harness.errors import HarnessError
+from harness.predictions import Scoring
+from tasks.debian_corpora.data import per_class_subset
+
+UNLABELLED_SEED = 0
+
+
+# --- domain-relevance filtering ----------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def class_probabilities(model: torch.nn.Module, inputs: torch.Tensor, batch_size: int = 256) -> torch.Tensor:
+    """Softmax probabilities ``(N, K)`` of ``model`` (in eval mode) on ``inputs`` ``(N, ...)``."""
+    model.eval()
+    return torch.cat([model(inputs[i : i + batch_size]).float().softmax(-1) for i in range(0, len(inputs), batch_size)])
+
+
+def domain_relevance_filter(probabilities: torch.Tensor, per_class: int) -> list[int]:
+    """Indices kept: for each class, the ``per_class`` examples most probably of that class (sorted, no repeats)."""
+    if probabilities.ndim != 2 or per_class < 1:
+        raise HarnessError(f"domain-relevance filter: need (N, K) probabilities and per_class >= 1; got "
+                           f"{tuple(probabilities.shape)}, {per_class}")  # fmt: skip
+    top = probabilities.topk(min(per_class, len(probabilities)), dim=0).indices  # (per_class, K)
+    return sorted(set(top.flatten().tolist()))
+
+
+def write_ids(ids: Sequence[Any], path: Path) -> Path:
+    """One id per line (the ``unlabelled_ids`` file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
+    return path
+
+
+def read_ids(path: Path) -> list[str]:
+    try:
+        ids = [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path}: cannot read the unlabelled ids: {exc}") from None
+    if not ids:
+        raise HarnessError(f"{path}: no ids")
+    return ids
+
+
+# --- the batches of one training epoch ------------------------------------------------------------------------------
+
+
+class Cycle:
+    """Endless walk over ``0..n-1`` in fresh random permutations; ``take(k)`` the next ``k`` positions."""
+
+    def __init__(self, n: int, rng: random.Random) -> None:
+        self.n, self.rng, self.order = n, rng, []
+
+    def take(self, k: int) -> list[int]:
+        out: list[int] = []
+        while len(out) < k:
+            if not self.order:
+                self.order = self.rng.sample(range(self.n), self.n)
+            out.append(self.order.pop())
+        return out
+
+
+class UDABatches(IterableDataset):
+    """``steps`` batches per epoch from ``labelled(positions)`` and ``unlabelled(positions) -> (original,
+    augmented)``; the order is drawn from ``seed`` (a new stream every epoch)."""
+
+    def __init__(self, owner: Any, steps: int, seed: int) -> None:
+        self.owner, self.steps, self.seed, self.epoch = owner, steps, seed, 0
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
+        owner = self.owner
+        rng = random.Random(f"{self.seed}:{self.epoch}")
+        self.epoch += 1
+        labelled, unlabelled = Cycle(owner.num_labelled, rng), Cycle(owner.num_unlabelled, rng)
+        size, extra = owner.hparams.batch_size, round(owner.hparams.batch_size * owner.hparams.unlabelled_ratio)
+        for _ in range(self.steps):
+            inputs, labels = owner.labelled_batch(labelled.take(size), rng)
+            batch = {"labelled": inputs, "labels": labels}
+            if extra:
+                batch["original"], batch["augmented"] = owner.unlabelled_batch(unlabelled.take(extra), rng)
+            yield batch
+
+
+class UDADataModule(pl.LightningDataModule):
+    """What the image and text data modules share: the training batches, the test loader and the scoring."""
+
+    task: str
+    test_inputs: torch.Tensor
+    test_labels: torch.Tensor
+    test_ids: list[str]
+
+    num_labelled: int
+    num_unlabelled: int
+
+    def labelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
+        raise NotImplementedError
+
+    def unlabelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
+        raise NotImplementedError
+
+    def train_dataloader(self) -> DataLoader:
+        seed = self.hparams.seed if self.hparams.seed is not None else torch.initial_seed()
+        if self.hparams.unlabelled_ratio and not self.num_unlabelled:
+            raise HarnessError("unlabelled_ratio > 0 but the unlabelled set is empty")
+        return DataLoader(UDABatches(self, self.hparams.steps_per_epoch, seed), batch_size=None)
+
+    def test_dataloader(self) -> DataLoader:
+        data = torch.utils.data.TensorDataset(self.test_inputs, self.test_labels)
+        return DataLoader(data, batch_size=self.hparams.eval_batch_size, shuffle=False)
+
+    def val_dataloader(self) -> DataLoader:
+        return self.test_dataloader()
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """References ``folder/references.csv`` (the test labels, ``id,label``), ids as the task's scorer reads them."""
+        references = Path(folder) / "references.csv"
+        rows = "".join(f"{i},{int(y)}\n" for i, y in zip(self.test_ids, self.test_labels.tolist(), strict=True))
+        references.write_text("id,label\n" + rows, encoding="utf-8")
+        return Scoring(self.task, references, list(self.test_ids))
+
+
+def labelled_positions(labels: Sequence[int], ids: Sequence[str], per_class: int | None, seed: int) -> list[int]:
+    """Positions of the labelled subset (``per_class`` per class by the sha256 ranking; ``None``: all)."""
+    if per_class is None:
+        return list(range(len(labels)))
+    kept = {
+        item for item, _ in per_class_subset([(i, str(y)) for i, y in zip(ids, labels, strict=True)], per_class, seed)
+    }
+    return [p for p, i in enumerate(ids) if i in kept]
+
+
+def unlabelled_positions(ids: Sequence[str], size: int | None, kept_file: str | None) -> list[int]:
+    """Positions of the unlabelled set: the ids of ``kept_file``, else a fixed permutation's first ``size``."""
+    if kept_file is not None:
+        wanted = set(read_ids(Path(kept_file)))
+        unknown = wanted - set(ids)
+        if unknown:
+            raise HarnessError(f"{kept_file}: ids not in the training split, e.g. {sorted(unknown)[:3]}")
+        return [p for p, i in enumerate(ids) if i in wanted]
+    order = np.random.default_rng(UNLABELLED_SEED).permutation(len(ids))
+    return sorted(order[: size if size is not None else len(ids)].tolist())
+
+
+# --- images ----------------------------------------------------------------------------------------------------------
+
+
+def load_images(dataset: str, root: str | None, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """uint8 ``(N, C, H, W)`` and int64 labels: Fashion-MNIST / MNIST / digits (IDX) or CIFAR-10 / SVHN."""
+    if dataset in ("svhn", "cifar-100"):
+        from tasks.classification.data import load_split
+
+        arrays = load_split(dataset, Path(root or f"data/{dataset}"), split)
+        return arrays.images, arrays.labels.astype(np.int64)
+    from tasks.fashion_mnist.data import load_split
+
+    return load_split(dataset, split, root)
+
+
+def weak_augment(images: torch.Tensor, pad: int, hflip: bool, generator: torch.Generator) -> torch.Tensor:
+    """The simple augmentation of labelled and original unlabelled images: a random ``pad``-pixel translation
+    (reflection padding, then a random crop back to size) and a horizontal flip with probability 1/2."""
+    n, _, h, w = images.shape
+    if pad:
+        padded = torch.nn.functional.pad(images, (pad, pad, pad, pad), mode="reflect")
+        dx, dy = torch.randint(0, 2 * pad + 1, (2, n), generator=generator).tolist()
+        images = torch.stack([padded[i, :, dy[i] : dy[i] + h, dx[i] : dx[i] + w] for i in range(n)])
+    if hflip:
+        flip = torch.rand(n, generator=generator) < 0.5
+        images = torch.where(flip[:, None, None, None], images.flip(-1), images)
+    return images
+
+
+class ImageUDADataModule(UDADataModule):
+    """Few-label image classification with RandAugment on the unlabelled copies (Section 2.3, Appendix A.2).
+
+    Args:
+        dataset: ``fashion-mnist``, ``mnist``, ``digits``, ``cifar-10``, ``svhn``.
+        data_root: the dataset's folder (``None``: its default, e.g. Debian's Fashion-MNIST).
+        per_class: labelled training examples per class (``None``: all).
+        label_seed: seed of the labelled subset (the same for a UDA run and its baseline).
+        unlabelled_size: unlabelled training examples (``None``: the whole training split).
+        unlabelled_ids: a file of kept training positions (a domain-relevance filter's output) instead.
+        batch_size: labelled examples per step; ``unlabelled_ratio``: unlabelled per labelled example (0: none).
+        steps_per_epoch: training steps per epoch.
+        randaugment_ops, randaugment_magnitude, randaugment_probability: the arguments of
+            :class:`tasks.imagenet.randaugment.RandAugment` (UDA's: 2 operations, magnitude drawn from [1, 10),
+            probability 0.5).
+        pad, hflip: the simple augmentation (``pad``-pixel translation, horizontal flip).
+        test_size: test examples kept (``None``: all); seed: order of the batches (``None``: the run's seed).
+    """
+
+    def __init__(
+        self,
+        dataset: str = "fashion-mnist",
+        data_root: str | None = None,
+        per_class: int | None = 4,
+        label_seed: int = 0,
+        unlabelled_size: int | None = None,
+        unlabelled_ids: str | None = None,
+        batch_size: int = 64,
+        unlabelled_ratio: float = 7.0,
+        steps_per_epoch: int = 100,
+        randaugment_ops: int = 2,
+        randaugment_magnitude: float | None = None,
+        randaugment_probability: float = 0.5,
+        pad: int = 2,
+        hflip: bool = True,
+        test_size: int | None = None,
+        eval_batch_size: int = 500,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        self.data_hash: str | None = None
+
+    def verify(self) -> None:
+        for split in ("train", "test"):
+            load_images(self.hparams.dataset, self.hparams.data_root, split)
+
+    @property
+    def num_classes(self) -> int:
+        return int(self.train_labels.max()) + 1
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.data_hash is not None:
+            return
+        from tasks.fashion_mnist.data import arrays_hash
+        from tasks.imagenet.randaugment import RandAugment
+
+        hp = self.hparams
+        images, labels = load_images(hp.dataset, hp.data_root, "train")
+        ids = [str(i) for i in range(len(labels))]
+        self.labelled_at = labelled_positions(labels.tolist(), ids, hp.per_class, hp.label_seed)
+        self.unlabelled_at = (
+            unlabelled_positions(ids, hp.unlabelled_size, hp.unlabelled_ids) if hp.unlabelled_ratio else []
+        )
+        self.train_images, self.train_labels = images, labels
+        scaled = images[self.unlabelled_at or self.labelled_at].astype(np.float32) / 255
+        self.mean = torch.tensor(scaled.mean((0, 2, 3)))[:, None, None]
+        self.std = torch.tensor(scaled.std((0, 2, 3)) + 1e-6)[:, None, None]
+        test_images, test_labels = load_images(hp.dataset, hp.data_root, "test")
+        keep = np.arange(len(test_labels))[: hp.test_size]
+        self.test_inputs, self.test_labels = self.normalise(test_images[keep]), torch.from_numpy(test_labels[keep])
+        self.test_ids = [str(i) for i in keep]
+        self.task = (
+            hp.dataset if hp.dataset in ("cifar-10", "svhn", "fashion-mnist") else "fashion-mnist"
+        )  # mnist, digits: its format
+        self.randaugment = RandAugment(hp.randaugment_ops, hp.randaugment_magnitude, hp.randaugment_probability)
+        self.num_labelled, self.num_unlabelled = len(self.labelled_at), len(self.unlabelled_at)
+        labelled = np.asarray(self.labelled_at)
+        self.data_hash = arrays_hash(
+            images[labelled], labels[labelled], np.asarray(self.unlabelled_at), test_labels[keep]
+        )
+
+    def normalise(self, images: np.ndarray | torch.Tensor) -> torch.Tensor:
+        return (torch.as_tensor(images).float() / 255 - self.mean) / self.std
+
+    def _weak(self, images: torch.Tensor, rng: random.Random) -> torch.Tensor:
+        generator = torch.Generator().manual_seed(rng.getrandbits(62))
+        return weak_augment(images, self.hparams.pad, self.hparams.hflip, generator)
+
+    def labelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
+        chosen = [self.labelled_at[p] for p in positions]
+        return self._weak(self.normalise(self.train_images[chosen]), rng), torch.from_numpy(self.train_labels[chosen])
+
+    def unlabelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
+        images = self.train_images[[self.unlabelled_at[p] for p in positions]]  # uint8 (N, C, H, W)
+        self.randaugment.rng = rng
+        strong = np.stack([pil_to_array(self.randaugment(array_to_pil(image))) for image in images])
+        return self._weak(self.normalise(images), rng), self._weak(self.normalise(strong), rng)
+
+
+def array_to_pil(image: np.ndarray) -> Image.Image:
+    """uint8 ``(C, H, W)`` (C = 1 or 3) -> a PIL ``L`` or ``RGB`` image."""
+    return Image.fromarray(image[0]) if image.shape[0] == 1 else Image.fromarray(image.transpose(1, 2, 0))
+
+
+def pil_to_array(img: Image.Image) -> np.ndarray:
+    array = np.asarray(img)
+    return array[None] if array.ndim == 2 else array.transpose(2, 0, 1)
+
+
+# --- text ---------------------------------------------------------------------------------------------------------
+
+PAD, CLS = 0, 1
+
+
+def hashed_ids(words: Sequence[str], vocab_size: int, max_tokens: int) -> list[int]:
+    """``[CLS]`` then each word's id ``3 + crc32(word) mod (vocab_size - 3)`` (ids 0-2: pad, [CLS], [SEP]); a longer
+    text keeps its last ``max_tokens - 1`` words, as the paper keeps the last 512 subwords (Appendix E.1)."""
+    kept = list(words)[-(max_tokens - 1) :] if max_tokens > 1 else []
+    return [CLS] + [3 + zlib.crc32(w.encode()) % (vocab_size - 3) for w in kept]
+
+
+def pad_ids(rows: Sequence[Sequence[int]]) -> torch.Tensor:
+    width = max(len(r) for r in rows)
+    return torch.tensor([list(r) + [PAD] * (width - len(r)) for r in rows], dtype=torch.long)
+
+
+def read_text_examples(task: str, root: str, split: str) -> list:
+    """Examples (``id``, ``text``, ``label``) of a Debian corpus folder (it has ``corpus.json``) or of a text
+    classification task (``imdb``, ``dbpedia``, ``yelp-2``, ...) under ``root``."""
+    if (Path(root) / "corpus.json").is_file():
+        from tasks.debian_corpora.data import read_classification
+
+        return read_classification(Path(root), split)
+    from tasks.text_classification.data import read_split
+
+    return read_split(task, Path(root), split)
+
+
+class TextUDADataModule(UDADataModule):
+    """Few-label text classification with TF-IDF word replacement or back-translation on the unlabelled copies.
+
+    Words (:func:`tasks.text_augment.words`) are numbered by hashing (:func:`hashed_ids`, ``vocab_size`` ids), so
+    no vocabulary file is needed. ``augment``: ``tfidf`` (:class:`tasks.text_augment.TfidfWordReplacement`, fitted
+    on the unlabelled texts, replacement probability ``tfidf_p``), ``backtranslation`` (paraphrases read from
+    ``paraphrases``, :class:`tasks.text_augment.Paraphrases`) or ``none``. Other arguments as
+    :class:`ImageUDADataModule`'s; ``task`` is the dataset id the test split is scored as.
+    """
+
+    def __init__(
+        self,
+        task: str = "wordnet-lexname",
+        data_root: str = "data/budget/uda-corpora/wordnet-lexname",
+        per_class: int | None = 10,
+        label_seed: int = 0,
+        unlabelled_size: int | None = None,
+        unlabelled_ids: str | None = None,
+        batch_size: int = 32,
+        unlabelled_ratio: float = 7.0,
+        steps_per_epoch: int = 100,
+        augment: str = "tfidf",
+        tfidf_p: float = 0.7,
+        paraphrases: str | None = None,
+        vocab_size: int = 8192,
+        max_tokens: int = 64,
+        test_size: int | None = None,
+        eval_batch_size: int = 500,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        if augment not in ("tfidf", "backtranslation", "none"):
+            raise HarnessError(f"augment must be 'tfidf', 'backtranslation' or 'none'; got {augment!r}")
+        if augment == "backtranslation" and not paraphrases:
+            raise HarnessError("augment 'backtranslation' reads its paraphrases from a file: set 'paraphrases'")
+        self.data_hash: str | None = None
+
+    def verify(self) -> None:
+        for split in ("train", "test"):
+            read_text_examples(self.hparams.task, self.hparams.data_root, split)
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.data_hash is not None:
+            return
+        import hashlib
+
+        from tasks.text_augment import words
+
+        hp = self.hparams
+        train = read_text_examples(hp.task, hp.data_root, "train")
+        ids = [e.id for e in train]
+        self.labelled_at = labelled_positions([e.label for e in train], ids, hp.per_class, hp.label_seed)
+        self.unlabelled_at = (
+            unlabelled_positions(ids, hp.unlabelled_size, hp.unlabelled_ids) if hp.unlabelled_ratio else []
+        )
+        self.train, self.words = train, {p: words(train[p].text) for p in {*self.labelled_at, *self.unlabelled_at}}
+        self.augmenter = self._augmenter()
+        test = read_text_examples(hp.task, hp.data_root, "test")[: hp.test_size]
+        self.test_inputs = pad_ids([hashed_ids(words(e.text), hp.vocab_size, hp.max_tokens) for e in test])
+        self.test_labels, self.test_ids = torch.tensor([e.label for e in test]), [e.id for e in test]
+        self.task, self.num_classes = hp.task, max(e.label for e in train) + 1
+        self.num_labelled, self.num_unlabelled = len(self.labelled_at), len(self.unlabelled_at)
+        listing = "".join(f"{ids[p]} {train[p].label}\n" for p in self.labelled_at) + f"unlabelled {self.unlabelled_at}"
+        self.data_hash = hashlib.sha256(listing.encode()).hexdigest()
+
+    def _augmenter(self) -> Callable[[int, random.Random], list[str]] | None:
+        from tasks.text_augment import Paraphrases, TfidfWordReplacement, words
+
+        hp = self.hparams
+        if hp.augment == "tfidf" and self.unlabelled_at:
+            replace = TfidfWordReplacement((self.words[p] for p in self.unlabelled_at), hp.tfidf_p)
+
+            def tfidf(position: int, rng: random.Random) -> list[str]:
+                replace.rng = rng
+                return replace(self.words[position])
+
+            return tfidf
+        if hp.augment == "backtranslation":
+            table = Paraphrases(hp.paraphrases)
+
+            def paraphrase(position: int, rng: random.Random) -> list[str]:
+                table.rng = rng
+                return words(table(self.train[position].id, self.train[position].text))
+
+            return paraphrase
+        return None
+
+    def encode(self, rows: Sequence[Sequence[str]]) -> torch.Tensor:
+        return pad_ids([hashed_ids(r, self.hparams.vocab_size, self.hparams.max_tokens) for r in rows])
+
+    def labelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
+        chosen = [self.labelled_at[p] for p in positions]
+        return self.encode([self.words[p] for p in chosen]), torch.tensor([self.train[p].label for p in chosen])
+
+    def unlabelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
+        chosen = [self.unlabelled_at[p] for p in positions]
+        original = [self.words[p] for p in chosen]
+        augmented = [self.augmenter(p, rng) for p in chosen] if self.augmenter else original
+        return self.encode(original), self.encode(augmented)

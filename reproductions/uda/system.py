@@ -1,0 +1,145 @@
+"""Lightning system for UDA (arXiv 1904.12848v6): supervised cross-entropy with Training Signal Annealing plus
+``lambda`` times the masked, sharpened consistency loss on unlabelled examples
+(:func:`reproductions.uda.model.uda_objective`).
+
+Model ids are ``uda-<network>``; ``objective: uda`` trains with the objective above, ``objective: supervised`` the
+same network on the labelled examples alone (the paper's "without UDA" rows; TSA still applies when configured).
+Claims tell the two apart by the condition ``system.init_args.objective``. A training batch is the dict of
+:mod:`reproductions.uda.data`; the labelled, original and augmented inputs go through the network in one forward
+pass (one set of batch-norm statistics), and the originals' logits are the detached target.
+
+Optimisation (Appendix E): SGD with Nesterov momentum 0.9 and the cosine decay ``lr * cos(7 pi t / (16 T))`` for
+Wide-ResNet-28-2 (``schedule: cosine-7/16``), or Adam with a linear warm-up and linear decay as BERT is fine-tuned
+(``optimizer: adamw``, ``schedule: linear``); ``t`` counts optimizer steps, ``T`` is the trainer's total. TSA's
+progress is the same ``t / T``. Exponential moving averages of the weights (0.9999 for Wide-ResNet-28-2) are not
+implemented: the test metrics are the trained weights'. Test metrics: ``top1``, ``top5``, ``error`` (percent);
+the text tasks' scorers read ``error`` and ``accuracy`` from the same predictions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytorch_lightning as pl
+import torch
+from torch import nn
+
+from harness.errors import HarnessError
+from reproductions.uda.model import OBJECTIVES, TSA_SCHEDULES, build, tsa_threshold, uda_objective
+from tasks.imagenet.metric import accuracy_metrics
+from tasks.imagenet.steps import l2_param_groups
+
+SCHEDULES = ("cosine-7/16", "linear", "constant")
+
+
+def schedule_factor(schedule: str, progress: float, warmup: float = 0.0) -> float:
+    """The learning-rate multiplier at ``progress = t / T``: a linear warm-up over ``warmup``, then
+    ``cos(7 pi p / 16)`` (the paper's Wide-ResNet schedule), a linear decay to 0, or 1."""
+    p = min(1.0, max(0.0, progress))
+    if p < warmup:
+        return p / warmup
+    if schedule == "cosine-7/16":
+        return math.cos(7 * math.pi * p / 16)
+    if schedule == "linear":
+        return max(0.0, (1 - p) / max(1e-8, 1 - warmup))
+    return 1.0
+
+
+class UDASystem(pl.LightningModule):
+    """UDA (``objective: uda``) or its supervised baseline (``supervised``) on a network of ``model.NETWORKS``."""
+
+    def __init__(
+        self,
+        model: str = "uda-wrn-28-2",
+        objective: str = "uda",
+        num_classes: int = 10,
+        vocab_size: int | None = None,
+        uda_weight: float = 1.0,
+        tsa: str = "none",
+        temperature: float = 0.4,
+        confidence: float = 0.8,
+        optimizer: str = "sgd",
+        lr: float = 0.03,
+        momentum: float = 0.9,
+        weight_decay: float = 5e-4,
+        schedule: str = "cosine-7/16",
+        warmup: float = 0.0,
+        num_threads: int | None = None,
+    ) -> None:
+        """``uda_weight`` is lambda, ``temperature`` tau, ``confidence`` beta; ``tsa`` one of none/linear/log/exp."""
+        super().__init__()
+        self.save_hyperparameters()
+        if objective not in OBJECTIVES:
+            raise HarnessError(f"objective must be one of {OBJECTIVES}; got {objective!r}")
+        if tsa not in TSA_SCHEDULES or schedule not in SCHEDULES or optimizer not in ("sgd", "adamw"):
+            raise HarnessError(
+                f"tsa must be one of {TSA_SCHEDULES}, schedule one of {SCHEDULES}, optimizer sgd or adamw; "
+                f"got {tsa!r}, {schedule!r}, {optimizer!r}"
+            )
+        if num_threads:
+            torch.set_num_threads(num_threads)
+        self.model = build(model, num_classes, vocab_size)
+        self.val_metrics = accuracy_metrics(num_classes, prefix="val/")
+        self.test_metrics = nn.ModuleList()
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        return self.model(inputs)  # images (N, C, H, W) or token ids (N, T) -> (N, num_classes)
+
+    def progress(self) -> float:
+        total = self.trainer.estimated_stepping_batches if self.trainer is not None else 0
+        return self.global_step / total if total and math.isfinite(total) else 0.0
+
+    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        hp = self.hparams
+        labelled, labels = batch["labelled"], batch["labels"]
+        eta = tsa_threshold(hp.tsa, self.progress(), hp.num_classes)
+        if hp.objective == "supervised" or "original" not in batch:
+            result = uda_objective(self(labelled), labels, tsa_eta=eta)
+        else:
+            parts = (labelled, batch["original"], batch["augmented"])
+            logits = self(pad_cat(parts)).split([len(p) for p in parts])
+            result = uda_objective(*logits[:1], labels, *logits[1:], hp.uda_weight, eta, hp.temperature, hp.confidence)
+        self.log_dict(
+            {"train/loss": result.loss, "train/supervised": result.supervised, "train/consistency": result.consistency,
+             "train/tsa_threshold": eta, "train/tsa_kept": result.tsa_kept, "train/unmasked": result.unmasked},
+            prog_bar=False,
+        )  # fmt: skip
+        return result.loss
+
+    def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
+        inputs, labels = batch
+        self.val_metrics.update(self(inputs), labels)
+        self.log_dict(self.val_metrics, prog_bar=True)
+
+    def on_test_start(self) -> None:
+        """One metric collection per test dataloader (they keep the run's predictions)."""
+        loaders = len(self.trainer.num_test_batches)
+        metrics = (accuracy_metrics(self.hparams.num_classes, prefix="test/") for _ in range(loaders))
+        self.test_metrics = nn.ModuleList(metrics).to(self.device)
+
+    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
+        inputs, labels = batch
+        metrics = self.test_metrics[dataloader_idx]
+        metrics.update(self(inputs), labels)
+        self.log_dict(metrics)
+
+    def configure_optimizers(self) -> dict:
+        hp = self.hparams
+        if hp.optimizer == "sgd":
+            groups = l2_param_groups(self.model, hp.weight_decay)
+            optimizer = torch.optim.SGD(groups, lr=hp.lr, momentum=hp.momentum, nesterov=True)
+        else:
+            optimizer = torch.optim.AdamW(self.model.parameters(), lr=hp.lr, weight_decay=hp.weight_decay)
+        total = max(1, int(self.trainer.estimated_stepping_batches))
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda step: schedule_factor(hp.schedule, step / total, hp.warmup)
+        )
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+
+def pad_cat(parts: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    """Concatenate batches along the batch axis; token-id batches of different lengths are padded with 0 first."""
+    if parts[0].dtype.is_floating_point or len({p.shape[1] for p in parts}) == 1:
+        return torch.cat(parts)
+    width = max(p.shape[1] for p in parts)
+    return torch.cat([nn.functional.pad(p, (0, width - p.shape[1])) for p in parts])
