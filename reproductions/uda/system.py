@@ -23,10 +23,19 @@ import math
 import pytorch_lightning as pl
 import torch
 from torch import nn
+from torchmetrics.classification import MulticlassAccuracy
 
 from harness.errors import HarnessError
-from reproductions.uda.model import OBJECTIVES, TSA_SCHEDULES, build, tsa_threshold, uda_objective
-from tasks.imagenet.metric import accuracy_metrics
+from reproductions.uda.model import (
+    NETWORKS,
+    OBJECTIVES,
+    TSA_SCHEDULES,
+    build,
+    network_name,
+    tsa_threshold,
+    uda_objective,
+)
+from tasks.imagenet.metric import ClassificationMetrics, GuessKeepingAccuracy, accuracy_metrics
 from tasks.imagenet.steps import l2_param_groups
 
 SCHEDULES = ("cosine-7/16", "linear", "constant")
@@ -79,7 +88,8 @@ class UDASystem(pl.LightningModule):
         if num_threads:
             torch.set_num_threads(num_threads)
         self.model = build(model, num_classes, vocab_size)
-        self.val_metrics = accuracy_metrics(num_classes, prefix="val/")
+        self.text = NETWORKS[network_name(model)].kind == "bert"
+        self.val_metrics = self.metrics("val/")
         self.test_metrics = nn.ModuleList()
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
@@ -114,8 +124,16 @@ class UDASystem(pl.LightningModule):
     def on_test_start(self) -> None:
         """One metric collection per test dataloader (they keep the run's predictions)."""
         loaders = len(self.trainer.num_test_batches)
-        metrics = (accuracy_metrics(self.hparams.num_classes, prefix="test/") for _ in range(loaders))
-        self.test_metrics = nn.ModuleList(metrics).to(self.device)
+        self.test_metrics = nn.ModuleList(self.metrics("test/") for _ in range(loaders)).to(self.device)
+
+    def metrics(self, prefix: str) -> ClassificationMetrics:
+        """``top1``, ``top5``, ``error`` for images; ``top1`` and ``error`` for text (the text scorers' keys)."""
+        if not self.text:
+            return accuracy_metrics(self.hparams.num_classes, prefix)
+        top1 = GuessKeepingAccuracy(num_classes=self.hparams.num_classes, top_k=1, average="micro")
+        plain = MulticlassAccuracy(num_classes=self.hparams.num_classes, top_k=1, average="micro")
+        metrics = {"top1": 100 * top1, "error": 100 - 100 * plain}
+        return ClassificationMetrics(metrics, prefix=prefix, compute_groups=False)
 
     def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
         inputs, labels = batch
