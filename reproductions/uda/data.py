@@ -224,6 +224,8 @@ class ImageUDADataModule(UDADataModule):
             :class:`tasks.imagenet.randaugment.RandAugment` (UDA's: 2 operations, magnitude drawn from [1, 10),
             probability 0.5).
         pad, hflip: the simple augmentation (``pad``-pixel translation, horizontal flip).
+        pool: average ``pool x pool`` pixel blocks after augmenting (2: 28x28 -> 14x14, the budget tier's cheaper
+            input), as :func:`tasks.fashion_mnist.data.prepare_tensors` does.
         test_size: test examples kept (``None``: all); seed: order of the batches (``None``: the run's seed).
     """
 
@@ -243,6 +245,7 @@ class ImageUDADataModule(UDADataModule):
         randaugment_probability: float = 0.5,
         pad: int = 2,
         hflip: bool = True,
+        pool: int = 1,
         test_size: int | None = None,
         eval_batch_size: int = 500,
         seed: int | None = None,
@@ -291,21 +294,26 @@ class ImageUDADataModule(UDADataModule):
         )
 
     def normalise(self, images: np.ndarray | torch.Tensor) -> torch.Tensor:
-        return (torch.as_tensor(images).float() / 255 - self.mean) / self.std
+        """uint8 ``(N, C, H, W)`` -> standardised floats, pooled to ``(N, C, H / pool, W / pool)``."""
+        scaled = (torch.as_tensor(images).float() / 255 - self.mean) / self.std
+        pool = self.hparams.pool
+        return torch.nn.functional.avg_pool2d(scaled, pool) if pool > 1 else scaled
 
     def _weak(self, images: torch.Tensor, rng: random.Random) -> torch.Tensor:
         generator = torch.Generator().manual_seed(rng.getrandbits(62))
-        return weak_augment(images, self.hparams.pad, self.hparams.hflip, generator)
+        return weak_augment(images.float(), self.hparams.pad, self.hparams.hflip, generator)
 
     def labelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
         chosen = [self.labelled_at[p] for p in positions]
-        return self._weak(self.normalise(self.train_images[chosen]), rng), torch.from_numpy(self.train_labels[chosen])
+        images = self.normalise(self._weak(torch.from_numpy(self.train_images[chosen]), rng))
+        return images, torch.from_numpy(self.train_labels[chosen])
 
     def unlabelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
         images = self.train_images[[self.unlabelled_at[p] for p in positions]]  # uint8 (N, C, H, W)
         self.randaugment.rng = rng
         strong = np.stack([pil_to_array(self.randaugment(array_to_pil(image))) for image in images])
-        return self._weak(self.normalise(images), rng), self._weak(self.normalise(strong), rng)
+        original, augmented = self._weak(torch.from_numpy(images), rng), self._weak(torch.from_numpy(strong), rng)
+        return self.normalise(original), self.normalise(augmented)
 
 
 def array_to_pil(image: np.ndarray) -> Image.Image:
