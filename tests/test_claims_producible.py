@@ -67,6 +67,35 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "s5-imdb-bidirectional": "the forward+backward ensemble: averaging two classifiers is not implemented (README)",
         "t5-*-vanilla-lm": "the vanilla LM without dropout: no config turns the AWD-LSTM's dropouts off",
     },
+    "uda": {
+        **{
+            f"t{table}-*-{method}": "a semi-supervised baseline the paper cites (reported by MixMatch): not built"
+            for table in (9, 10)
+            for method in ("pseudo-label", "pi-model", "mean-teacher", "vat", "mixmatch")
+        },
+        **{
+            f"t3-*-{method}-*": "a baseline Table 3 cites (Conv-Large, Shake-Shake, WRN-28-2 of other papers): not built"
+            for method in (
+                "pi-model",
+                "mean-teacher",
+                "vat-entmin",
+                "sntg",
+                "ict",
+                "pseudo-label",
+                "lga-vat",
+                "mixmatch",
+                "fast-swa",
+            )
+        },  # fmt: skip
+        "t3-*-uda-shake-shake": "Shake-Shake (26M) is not built",
+        "t3-*-uda-pyramidnet": "PyramidNet with ShakeDrop is not built",
+        "b2-*-mixmatch-reimplementation": "the paper's own MixMatch re-implementation: not built",
+        "t4-amazon-*": "Amazon-2 / Amazon-5: no data module",
+        "t4-*-bert-large*": "BERT large: nets.bert builds it, unregistered (its contract pass of 335M parameters is slow)",
+        "t4-*-bert-finetune-*": "BERT large further pre-trained on in-domain text: not built",
+        "t4-*-pre-bert-sota": "the best pre-BERT results of other papers: not built",
+        "t5-*": "ImageNet: no ImageNet-scale UDA data module (the image module holds its arrays in memory)",
+    },
     "elmo": {
         "bilm-perplexity": "needs the biLM's lm1b softmax (not released) or 10 epochs of lm1b training: no config",
         "cnn-big-lstm-perplexity": "Jozefowicz et al.'s CNN-BIG-LSTM, cited for comparison: not built",

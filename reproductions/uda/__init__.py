@@ -10,7 +10,7 @@ from reproductions.uda.model import NETWORKS
 def _spec(name: str) -> ModelSpec:
     row = NETWORKS[name]
     common = {"id": f"uda-{name}", "build": "reproductions.uda.model:build", "dataset": row.dataset}
-    if row.kind != "bert":
+    if row.kind not in ("bert", "bow"):
         test_shape = (2, row.input_shape[1], 32, 32) if row.input_shape[-1] > 32 else (2, *row.input_shape[1:])
         return ModelSpec(
             **common, kwargs={"model": common["id"]}, input_shape=row.input_shape, test_input_shape=test_shape

@@ -38,6 +38,8 @@ from harness.predictions import Scoring
 from tasks.debian_corpora.data import per_class_subset
 
 UNLABELLED_SEED = 0
+IMAGE_AUGMENTS = ("randaugment", "cutout", "crop-flip")
+TEXT_AUGMENTS = ("tfidf", "backtranslation", "none")
 
 
 # --- domain-relevance filtering ----------------------------------------------------------------------------------
@@ -220,6 +222,9 @@ class ImageUDADataModule(UDADataModule):
         unlabelled_ids: a file of kept training positions (a domain-relevance filter's output) instead.
         batch_size: labelled examples per step; ``unlabelled_ratio``: unlabelled per labelled example (0: none).
         steps_per_epoch: training steps per epoch.
+        augment: the unlabelled copies' augmentation (Table 1): ``randaugment``, ``cutout`` (one 16/32-side gray
+            square, always) or ``crop-flip`` (the simple augmentation alone).
+        augment_labelled: apply it to the labelled images too (the supervised rows "with RandAugment").
         randaugment_ops, randaugment_magnitude, randaugment_probability: the arguments of
             :class:`tasks.imagenet.randaugment.RandAugment` (UDA's: 2 operations, magnitude drawn from [1, 10),
             probability 0.5).
@@ -240,6 +245,8 @@ class ImageUDADataModule(UDADataModule):
         batch_size: int = 64,
         unlabelled_ratio: float = 7.0,
         steps_per_epoch: int = 100,
+        augment: str = "randaugment",
+        augment_labelled: bool = False,
         randaugment_ops: int = 2,
         randaugment_magnitude: float | None = None,
         randaugment_probability: float = 0.5,
@@ -252,6 +259,8 @@ class ImageUDADataModule(UDADataModule):
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
+        if augment not in IMAGE_AUGMENTS:
+            raise HarnessError(f"augment must be one of {', '.join(IMAGE_AUGMENTS)}; got {augment!r}")
         self.data_hash: str | None = None
 
     def verify(self) -> None:
@@ -266,7 +275,6 @@ class ImageUDADataModule(UDADataModule):
         if self.data_hash is not None:
             return
         from tasks.fashion_mnist.data import arrays_hash
-        from tasks.imagenet.randaugment import RandAugment
 
         hp = self.hparams
         images, labels = load_images(hp.dataset, hp.data_root, "train")
@@ -286,12 +294,29 @@ class ImageUDADataModule(UDADataModule):
         self.task = (
             hp.dataset if hp.dataset in ("cifar-10", "svhn", "fashion-mnist") else "fashion-mnist"
         )  # mnist, digits: its format
-        self.randaugment = RandAugment(hp.randaugment_ops, hp.randaugment_magnitude, hp.randaugment_probability)
+        self.strong = self._strong_augmentation()
         self.num_labelled, self.num_unlabelled = len(self.labelled_at), len(self.unlabelled_at)
         labelled = np.asarray(self.labelled_at)
         self.data_hash = arrays_hash(
             images[labelled], labels[labelled], np.asarray(self.unlabelled_at), test_labels[keep]
         )
+
+    def _strong_augmentation(self) -> Callable[[Image.Image], Image.Image] | None:
+        from tasks.imagenet.randaugment import RandAugment
+
+        hp = self.hparams
+        if hp.augment == "randaugment":
+            return RandAugment(hp.randaugment_ops, hp.randaugment_magnitude, hp.randaugment_probability)
+        if hp.augment == "cutout":
+            return RandAugment(1, 10, 1.0, ops=("Cutout",))
+        return None
+
+    def _strongly(self, images: np.ndarray, rng: random.Random) -> np.ndarray:
+        """uint8 ``(N, C, H, W)`` through the strong augmentation (unchanged for ``crop-flip``)."""
+        if self.strong is None:
+            return images
+        self.strong.rng = rng
+        return np.stack([pil_to_array(self.strong(array_to_pil(image))) for image in images])
 
     def normalise(self, images: np.ndarray | torch.Tensor) -> torch.Tensor:
         """uint8 ``(N, C, H, W)`` -> standardised floats, pooled to ``(N, C, H / pool, W / pool)``."""
@@ -305,13 +330,14 @@ class ImageUDADataModule(UDADataModule):
 
     def labelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
         chosen = [self.labelled_at[p] for p in positions]
-        images = self.normalise(self._weak(torch.from_numpy(self.train_images[chosen]), rng))
+        raw = self.train_images[chosen]
+        raw = self._strongly(raw, rng) if self.hparams.augment_labelled else raw
+        images = self.normalise(self._weak(torch.from_numpy(raw), rng))
         return images, torch.from_numpy(self.train_labels[chosen])
 
     def unlabelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
         images = self.train_images[[self.unlabelled_at[p] for p in positions]]  # uint8 (N, C, H, W)
-        self.randaugment.rng = rng
-        strong = np.stack([pil_to_array(self.randaugment(array_to_pil(image))) for image in images])
+        strong = self._strongly(images, rng)
         original, augmented = self._weak(torch.from_numpy(images), rng), self._weak(torch.from_numpy(strong), rng)
         return self.normalise(original), self.normalise(augmented)
 
@@ -361,7 +387,8 @@ class TextUDADataModule(UDADataModule):
     Words (:func:`tasks.text_augment.words`) are numbered by hashing (:func:`hashed_ids`, ``vocab_size`` ids), so
     no vocabulary file is needed. ``augment``: ``tfidf`` (:class:`tasks.text_augment.TfidfWordReplacement`, fitted
     on the unlabelled texts, replacement probability ``tfidf_p``), ``backtranslation`` (paraphrases read from
-    ``paraphrases``, :class:`tasks.text_augment.Paraphrases`) or ``none``. Other arguments as
+    ``paraphrases``, :class:`tasks.text_augment.Paraphrases`) or ``none``; ``augment_labelled`` applies it to the
+    labelled texts too (Table 2's supervised rows). Other arguments as
     :class:`ImageUDADataModule`'s; ``task`` is the dataset id the test split is scored as.
     """
 
@@ -377,6 +404,7 @@ class TextUDADataModule(UDADataModule):
         unlabelled_ratio: float = 7.0,
         steps_per_epoch: int = 100,
         augment: str = "tfidf",
+        augment_labelled: bool = False,
         tfidf_p: float = 0.7,
         paraphrases: str | None = None,
         vocab_size: int = 8192,
@@ -387,8 +415,8 @@ class TextUDADataModule(UDADataModule):
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
-        if augment not in ("tfidf", "backtranslation", "none"):
-            raise HarnessError(f"augment must be 'tfidf', 'backtranslation' or 'none'; got {augment!r}")
+        if augment not in TEXT_AUGMENTS:
+            raise HarnessError(f"augment must be one of {', '.join(TEXT_AUGMENTS)}; got {augment!r}")
         if augment == "backtranslation" and not paraphrases:
             raise HarnessError("augment 'backtranslation' reads its paraphrases from a file: set 'paraphrases'")
         self.data_hash: str | None = None
@@ -425,8 +453,9 @@ class TextUDADataModule(UDADataModule):
         from tasks.text_augment import Paraphrases, TfidfWordReplacement, words
 
         hp = self.hparams
-        if hp.augment == "tfidf" and self.unlabelled_at:
-            replace = TfidfWordReplacement((self.words[p] for p in self.unlabelled_at), hp.tfidf_p)
+        if hp.augment == "tfidf":
+            fitted_on = self.unlabelled_at or self.labelled_at
+            replace = TfidfWordReplacement((self.words[p] for p in fitted_on), hp.tfidf_p)
 
             def tfidf(position: int, rng: random.Random) -> list[str]:
                 replace.rng = rng
@@ -448,7 +477,9 @@ class TextUDADataModule(UDADataModule):
 
     def labelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
         chosen = [self.labelled_at[p] for p in positions]
-        return self.encode([self.words[p] for p in chosen]), torch.tensor([self.train[p].label for p in chosen])
+        augment = self.augmenter if self.hparams.augment_labelled and self.augmenter else None
+        rows = [augment(p, rng) if augment else self.words[p] for p in chosen]
+        return self.encode(rows), torch.tensor([self.train[p].label for p in chosen])
 
     def unlabelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
         chosen = [self.unlabelled_at[p] for p in positions]

@@ -88,7 +88,7 @@ class UDASystem(pl.LightningModule):
         if num_threads:
             torch.set_num_threads(num_threads)
         self.model = build(model, num_classes, vocab_size)
-        self.text = NETWORKS[network_name(model)].kind == "bert"
+        self.text = NETWORKS[network_name(model)].kind in ("bert", "bow")
         self.val_metrics = self.metrics("val/")
         self.test_metrics = nn.ModuleList()
 
