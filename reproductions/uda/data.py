@@ -381,6 +381,17 @@ def read_text_examples(task: str, root: str, split: str) -> list:
     return read_split(task, Path(root), split)
 
 
+def prepare_debian_corpus(root: str | Path) -> None:
+    """The budget tier's data: ``root`` is a corpus folder (``.../wordnet-lexname``) that
+    :func:`tasks.debian_corpora.corpus.build_text` writes, with its siblings, from the installed Debian packages
+    (about a minute, once; kept when already built)."""
+    root = Path(root)
+    if not (root / "corpus.json").is_file():
+        from tasks.debian_corpora.corpus import build_text
+
+        build_text(root.parent)
+
+
 class TextUDADataModule(UDADataModule):
     """Few-label text classification with TF-IDF word replacement or back-translation on the unlabelled copies.
 
