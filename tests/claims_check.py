@@ -11,6 +11,8 @@ way, by its own paper (another paper's, where the claim names one).
 from __future__ import annotations
 
 import fnmatch
+import functools
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -30,7 +32,14 @@ def _has_key(config: dict[str, Any], dotted: str) -> bool:
 
 
 def _configs(repro: registry.Reproduction) -> list[dict[str, Any]]:
-    return [yaml.safe_load(path.read_text()) for path in sorted((repro.root / "configs").glob("*.yaml"))]
+    return _parsed_configs(repro.root / "configs")
+
+
+@functools.cache
+def _parsed_configs(folder: Path) -> list[dict[str, Any]]:
+    """Each tier config of a folder, parsed once per test session (a paper with hundreds of claims reads them
+    for every claim)."""
+    return [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml"))]
 
 
 def _runs_write(claim: Claim, paper: str, model: str, conditions: dict[str, Any]) -> bool:
