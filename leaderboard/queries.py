@@ -30,6 +30,11 @@ TIER_RANK_SQL = "CASE tier " + " ".join(f"WHEN '{t.name}' THEN {t.rank}" for t i
 # Tiers whose runs give a paper's kind of number (model-index Results): arch goes to Metadata, smoke to neither.
 RESULT_TIERS = tuple(name for name in TIER_ORDER if set(BY_NAME[name].judges) - {"arch"})
 # The paper's address: its arXiv abstract page, else the URL its claims cite.
+# The overview's two groups of claims: what the architecture is (params, MACs: judged at the arch tier, no data)
+# and what it achieves (the paper's results), each with the tiers whose runs it counts and those that may judge it.
+GROUPS = {"accuracy": ("scalar", "delta", "trend"), "architecture": ("arch",)}
+GROUP_BEST_TIERS = {name: tuple(t for t in TIER_ORDER if set(BY_NAME[t].judges) & set(k)) for name, k in GROUPS.items()}
+GROUP_RUN_TIERS = {"accuracy": tuple(t for t in TIER_ORDER if t != "arch"), "architecture": ("arch",)}
 LINK_SQL = "any_value(CASE WHEN arxiv IS NOT NULL THEN 'https://arxiv.org/abs/' || arxiv ELSE url END)"
 
 
@@ -53,16 +58,22 @@ def database_state(db: Path) -> str:
     return "ok" if runs else "empty"
 
 
-def counts(db: Path) -> dict[str, int]:
-    """Totals for the headline: papers, claims, runs and claims per status."""
-    row = frame(
-        db,
-        "SELECT (SELECT count(DISTINCT paper) FROM claims) AS papers, (SELECT count(*) FROM claims) AS claims, "
-        "(SELECT count(*) FROM runs) AS runs",
-    ).iloc[0]
-    by_status = frame(db, "SELECT status, count(*) AS n FROM verdicts GROUP BY status")
-    found = dict(zip(by_status["status"], by_status["n"], strict=True))
-    return {key: int(row[key]) for key in ("papers", "claims", "runs")} | {s: int(found.get(s, 0)) for s in STATUSES}
+def counts(db: Path, group: str = "accuracy", **filters: Sequence[str]) -> dict[str, int]:
+    """The headline of one group of claims under the same filters as :func:`overview` (so it follows them):
+    papers listed, claims, successful runs and claims per status."""
+    return headline(overview(db, group, **filters))
+
+
+def headline(table: pd.DataFrame) -> dict[str, int]:
+    """Totals of an :func:`overview` table: papers, claims, runs and claims per status."""
+    totals = {"papers": len(table)}
+    return totals | {key: int(table[key].sum()) for key in ("claims", "runs", *STATUSES)}
+
+
+def titles(db: Path) -> dict[str, str]:
+    """Each registered paper's title (``papers`` table, written at ingest from ``Reproduction.title``)."""
+    found = frame(db, "SELECT paper, title FROM papers WHERE title IS NOT NULL")
+    return dict(zip(found["paper"], found["title"], strict=True))
 
 
 def filter_options(db: Path) -> dict[str, list[str]]:
@@ -81,10 +92,13 @@ def filter_options(db: Path) -> dict[str, list[str]]:
     }
 
 
-def _where(filters: dict[str, Sequence[str]], prefix: str = "") -> tuple[str, list[Any]]:
-    """``WHERE col IN (...) AND ...`` for the non-empty filters (column names are ours, values are parameters)."""
+def _where(
+    filters: dict[str, Sequence[str]], prefix: str = "", *more: tuple[str, Sequence[str]]
+) -> tuple[str, list[Any]]:
+    """``WHERE col IN (...) AND ...`` for the non-empty filters and ``more`` (column, values) pairs (column names are
+    ours, values are parameters)."""
     clauses, params = [], []
-    for column, values in filters.items():
+    for column, values in [*filters.items(), *more]:
         if values:
             clauses.append(f"{prefix}{column} IN ({', '.join('?' * len(values))})")
             params.extend(values)
@@ -93,33 +107,40 @@ def _where(filters: dict[str, Sequence[str]], prefix: str = "") -> tuple[str, li
 
 def overview(
     db: Path,
+    group: str = "accuracy",
     papers: Sequence[str] = (),
     tasks: Sequence[str] = (),
     tiers: Sequence[str] = (),
     statuses: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """One row per paper: its claims by status and the best tier it has a successful run at.
+    """One row per paper for one group of claims (``GROUPS``: architecture or accuracy): its title, its claims by
+    status, its successful runs at the group's tiers and the best tier among them that judges the group's claims.
 
     The filters select claims (task = the claim's dataset, tier = the tier its verdict rests on, status) and
     runs (paper, dataset, tier); a paper is listed when any claim is left, or, without a status filter, any run.
     """
-    where, params = _where({"paper": papers, "dataset": tasks, "tier": tiers, "status": statuses})
+    kinds, run_tiers = GROUPS[group], GROUP_RUN_TIERS[group]
+    where, params = _where({"paper": papers, "dataset": tasks, "tier": tiers, "status": statuses, "kind": kinds})
     per_status = ", ".join(f"count(*) FILTER (WHERE status = '{s}') AS \"{s}\"" for s in STATUSES)
     claims = frame(db, f"SELECT paper, count(*) AS claims, {per_status} FROM verdicts{where} GROUP BY paper", params)
-    where, params = _where({"paper": papers, "dataset": tasks, "tier": tiers})
-    where = (where + " AND " if where else " WHERE ") + "status = 'ok'"
+    where, params = _where(
+        {"paper": papers, "dataset": tasks, "tier": tiers, "status": ["ok"]}, "", ("tier", run_tiers)
+    )
+    judging = ", ".join(f"'{t}'" for t in GROUP_BEST_TIERS[group])
     runs = frame(
         db,
-        f"SELECT paper, count(*) AS runs, arg_max(tier, {TIER_RANK_SQL}) AS best_tier FROM runs{where} GROUP BY paper",
+        f"SELECT paper, count(*) AS runs, arg_max(tier, {TIER_RANK_SQL}) FILTER (WHERE tier IN ({judging})) "
+        f"AS best_tier FROM runs{where} GROUP BY paper",
         params,
     )
-    how = "left" if statuses else "outer"
-    table = claims.merge(runs, on="paper", how=how)
+    table = claims.merge(runs, on="paper", how="left" if statuses else "outer")
     links = frame(db, f"SELECT paper, {LINK_SQL} AS link FROM claims GROUP BY paper")
     table = table.merge(links, on="paper", how="left")
+    named = titles(db)
+    table["title"] = [named.get(paper) for paper in table["paper"]]
     for column in ("claims", *STATUSES, "runs"):
         table[column] = table[column].fillna(0).astype(int)
-    columns = ["paper", "link", "claims", *STATUSES, "best_tier", "runs"]
+    columns = ["paper", "title", "link", "claims", *STATUSES, "best_tier", "runs"]
     return table[columns].sort_values("paper", ignore_index=True)
 
 
@@ -208,20 +229,36 @@ def _command_models(paper: str, row: Any) -> list[str]:
 
 
 def reported_vs_measured(claims: pd.DataFrame) -> pd.DataFrame:
-    """Chart data from :func:`paper_claims`: each judged non-trend claim (``layer`` "claim", with its tolerance band
-    ``lo``–``hi``) and, per panel, the two ends of the line y = x across it (``layer`` "diag"). One panel per metric;
-    delta claims get their own (``"<metric> (delta)"``), their values being differences."""
-    scored = claims[(claims["kind"] != "trend") & claims["measured"].notna() & claims["reported"].notna()]
-    panel = [f"{m} (delta)" if k == "delta" else m for m, k in zip(scored["metric"], scored["kind"], strict=True)]
-    points = scored.assign(
-        panel=panel, layer="claim", lo=scored["reported"] - scored["tolerance"],
-        hi=scored["reported"] + scored["tolerance"],
-    )[["panel", "layer", "claim_id", "status", "tier", "reported", "measured", "lo", "hi"]]  # fmt: skip
-    by_panel = points.groupby("panel")
-    low = pd.concat([by_panel["lo"].min(), by_panel["measured"].min()], axis=1).min(axis=1)
-    high = pd.concat([by_panel["hi"].max(), by_panel["measured"].max()], axis=1).max(axis=1)
-    ends = [pd.DataFrame({"panel": v.index, "layer": "diag", "reported": v, "measured": v}) for v in (low, high)]
-    return pd.concat([points, *ends], ignore_index=True)
+    """Chart data from :func:`paper_claims`: each judged non-trend claim with its distance from the reported value
+    in tolerances, ``z`` = Δ / tolerance (``layer`` "claim"), and one row for the band z in [-1, 1] where a claim
+    holds (``layer`` "band"). On that one axis a parameter count in the millions, a top-1 in percent and a delta
+    of a few points are equally readable: the band has the same width for every claim."""
+    scored = claims[
+        (claims["kind"] != "trend") & claims["measured"].notna() & claims["reported"].notna()
+        & (claims["tolerance"] > 0)
+    ]  # fmt: skip
+    label = [
+        f"{c} ({m}{', delta' if k == 'delta' else ''})" for c, m, k in scored[["claim_id", "metric", "kind"]].values
+    ]
+    points = scored.assign(label=label, layer="claim", z=scored["delta"] / scored["tolerance"])[
+        ["label", "layer", "claim_id", "metric", "status", "tier", "reported", "measured", "tolerance", "delta", "z"]
+    ]
+    if points.empty:
+        return points
+    band = pd.DataFrame({"layer": ["band"], "lo": [-1.0], "hi": [1.0]})
+    return pd.concat([points, band], ignore_index=True)
+
+
+def _runs_where(
+    papers: Sequence[str], tiers: Sequence[str], models: Sequence[str], tasks: Sequence[str],
+    statuses: Sequence[str], run_ids: Sequence[str] | None,
+) -> tuple[str, list[Any]]:  # fmt: skip
+    filters = {"paper": papers, "tier": tiers, "model": models, "dataset": tasks, "status": statuses}
+    where, params = _where(filters)
+    if run_ids is not None:
+        where += (" AND " if where else " WHERE ") + ("list_contains(?::VARCHAR[], run_id)" if run_ids else "false")
+        params += [list(run_ids)] if run_ids else []
+    return where, params
 
 
 def runs(
@@ -232,23 +269,62 @@ def runs(
     tasks: Sequence[str] = (),
     statuses: Sequence[str] = (),
     run_ids: Sequence[str] | None = None,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> pd.DataFrame:
-    """Run records with their provenance, newest first; ``run_ids`` (e.g. one claim's evidence) narrows further."""
-    filters = {"paper": papers, "tier": tiers, "model": models, "dataset": tasks, "status": statuses}
-    where, params = _where(filters)
-    if run_ids is not None:
-        where += (" AND " if where else " WHERE ") + ("list_contains(?::VARCHAR[], run_id)" if run_ids else "false")
-        params += [list(run_ids)] if run_ids else []
-    table = frame(
+    """Run records with their provenance, newest first; ``run_ids`` (e.g. one claim's evidence) narrows further.
+    ``limit`` and ``offset`` give one page of them: the page is chosen first, its metrics joined after, so a page
+    of a million runs costs a top-n sort, not a million rows."""
+    where, params = _runs_where(papers, tiers, models, tasks, statuses, run_ids)
+    page = f" LIMIT {int(limit)} OFFSET {int(offset)}" if limit is not None else ""
+    return frame(
         db,
-        "SELECT run_id, paper, model, tier, dataset, split, seed, status, protocol, "
-        "(SELECT string_agg(format('{}={:.6g}', name, value), ', ' ORDER BY name) FROM metrics m "
-        "WHERE m.run_id = runs.run_id) AS metrics, started_at, finished_at, git_sha, git_dirty, config_hash, "
-        "data_hash, CAST(hardware AS VARCHAR) AS hardware, CAST(versions AS VARCHAR) AS versions FROM runs"
-        f"{where} ORDER BY finished_at DESC, run_id",
+        "WITH page AS (SELECT run_id, paper, model, tier, dataset, split, seed, status, protocol, started_at, "
+        "finished_at, git_sha, git_dirty, config_hash, data_hash, CAST(hardware AS VARCHAR) AS hardware, "
+        f"CAST(versions AS VARCHAR) AS versions FROM runs{where} ORDER BY finished_at DESC, run_id{page}), "
+        "named AS (SELECT m.run_id, string_agg(format('{}={:.6g}', name, value), ', ' ORDER BY name) AS metrics "
+        "FROM metrics m SEMI JOIN page USING (run_id) GROUP BY m.run_id) "
+        "SELECT run_id, paper, model, tier, dataset, split, seed, status, protocol, metrics, started_at, "
+        "finished_at, git_sha, git_dirty, config_hash, data_hash, hardware, versions FROM page "
+        "LEFT JOIN named USING (run_id) ORDER BY finished_at DESC, run_id",
         params,
     )
-    return table
+
+
+def runs_count(
+    db: Path,
+    papers: Sequence[str] = (),
+    tiers: Sequence[str] = (),
+    models: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    statuses: Sequence[str] = (),
+    run_ids: Sequence[str] | None = None,
+) -> int:
+    """How many runs :func:`runs` would give without a limit (the Runs page's pages)."""
+    where, params = _runs_where(papers, tiers, models, tasks, statuses, run_ids)
+    return int(frame(db, f"SELECT count(*) AS n FROM runs{where}", params)["n"].iloc[0])
+
+
+def run_artifacts(db: Path, run_id: str) -> dict[str, str]:
+    """What a run's record names in ``artifacts`` (e.g. ``training_log``, the CSV logger's metrics.csv)."""
+    found = frame(db, "SELECT CAST(artifacts AS VARCHAR) AS a FROM runs WHERE run_id = ?", [run_id])
+    text = None if found.empty else found["a"].iloc[0]
+    return {k: str(v) for k, v in json.loads(text).items()} if isinstance(text, str) else {}
+
+
+def training_curves(log: Path) -> pd.DataFrame:
+    """A Lightning CSV log (``metrics.csv``: one column per logged value, rows sparse) as long rows: step, epoch,
+    name, value; only finite values. Empty when the file has no logged values."""
+    table = pd.read_csv(log)
+    keys = [c for c in ("step", "epoch") if c in table.columns]
+    long = table.melt(id_vars=keys, var_name="name", value_name="value")
+    long = long[pd.to_numeric(long["value"], errors="coerce").notna()].astype({"value": float})
+    return long.reset_index(drop=True)
+
+
+def paper_run_count(db: Path, paper: str) -> int:
+    """How many runs of ``paper`` the database holds."""
+    return int(frame(db, "SELECT count(*) AS n FROM runs WHERE paper = ?", [paper])["n"].iloc[0])
 
 
 def claim_run_ids(db: Path, paper: str, claim_id: str) -> list[str]:

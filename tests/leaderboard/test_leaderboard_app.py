@@ -44,34 +44,61 @@ def metric(at: AppTest, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
 
 
+def headlines(at: AppTest) -> list[dict[str, str]]:
+    """The overview's two headlines (accuracy claims, then architecture claims): label -> value."""
+    values = [(m.label, m.value) for m in at.metric]
+    return [dict(values[:7]), dict(values[7:])]
+
+
 def test_overview_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     at = app_over(leaderboard_db, monkeypatch)
     assert at.title[0].value == "Does each paper's number hold?"
-    assert (metric(at, "Runs"), metric(at, "Not reproduced")) == ("8", "1")
-    table = at.dataframe[0].value.set_index("paper")
-    assert table.loc[TOY, ["claims", "reproduced", "not-reproduced", "inconclusive", "not-run"]].tolist() == [
-        5,
-        3,
-        1,
-        1,
-        0,
-    ]
-    assert table.loc[TOY, "best_tier"] == "full" and table.loc[TOY, "claims_page"] == "paper?paper=toy-paper"
-    assert len(charts(at)) == 1
+    assert [h.value for h in at.header] == ["Accuracy claims", "Architecture claims"]
+    accuracy, architecture = (frame.value.set_index("paper").loc[TOY] for frame in at.dataframe[:2])
+    statuses = ["claims", "reproduced", "not-reproduced", "inconclusive", "not-run"]
+    assert accuracy[statuses].tolist() == [3, 2, 0, 1, 0] and architecture[statuses].tolist() == [2, 1, 1, 0, 0]
+    assert accuracy["title"] == "A Toy Paper About Digits" and accuracy["claims_page"] == "paper?paper=toy-paper"
+    assert (accuracy["best_tier"], accuracy["runs"], architecture["runs"]) == ("full", 7, 1)
+    assert [frame.proto.placeholder for frame in at.dataframe] == ["", ""]  # an empty cell is blank, not "None"
+    assert len(charts(at)) == 2
     at.multiselect(key="filter-status").select("not-reproduced").run()
+    assert "No paper has accuracy claims that match the filters." in [i.value for i in at.info]
     filtered = at.dataframe[0].value
     assert list(filtered["paper"]) == [TOY] and filtered["claims"].tolist() == [1]
+
+
+def test_the_overview_headline_follows_the_filters(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = app_over(leaderboard_db, monkeypatch, paper=TOY)
+    accuracy, architecture = headlines(at)
+    assert (accuracy["Papers"], accuracy["Claims"], accuracy["Successful runs"], accuracy["Reproduced"]) == (
+        "1", "3", "7", "2",
+    )  # fmt: skip
+    assert (architecture["Claims"], architecture["Not reproduced"], architecture["Successful runs"]) == ("2", "1", "1")
+    at.multiselect(key="filter-status").select("not-reproduced").run()
+    accuracy, architecture = headlines(at)
+    assert (accuracy["Papers"], accuracy["Claims"], accuracy["Successful runs"]) == ("0", "0", "0")
+    assert (architecture["Papers"], architecture["Claims"], architecture["Not reproduced"]) == ("1", "1", "1")
+
+
+def test_the_best_tier_never_shows_smoke(toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = build(toy, [r for r in toy_records() if r.tier in ("smoke", "arch")])
+    at = app_over(db, monkeypatch)
+    accuracy = at.dataframe[0].value.set_index("paper").loc[TOY]
+    assert accuracy["runs"] == 1 and accuracy["best_tier"] is None  # shown blank (placeholder "")
 
 
 def test_overview_filters_come_from_the_url(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     at = app_over(leaderboard_db, monkeypatch, tier="arch")
     assert at.multiselect(key="filter-tier").value == ["arch"]
-    assert at.dataframe[0].value.set_index("paper").loc[TOY, "claims"] == 2
+    assert "No paper has accuracy claims that match the filters." in [i.value for i in at.info]
+    assert at.dataframe[0].value.set_index("paper").loc[TOY, "claims"] == 2  # the architecture table
 
 
 def test_paper_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     at = app_over(leaderboard_db, monkeypatch, "paper", paper=TOY)
-    assert at.title[0].value == TOY and "arXiv:2001.00001v2" in at.markdown[0].value
+    assert at.title[0].value == "A Toy Paper About Digits"  # headed by the title, the id beneath
+    assert at.markdown[0].value == "`toy-paper` · [arXiv:2001.00001v2](https://arxiv.org/abs/2001.00001v2)"
+    assert at.dataframe[0].proto.placeholder == ""
     claims = at.dataframe[0].value.set_index("claim_id")
     assert claims.loc["mlp-macs", ["status", "tier", "reported", "measured"]].tolist() == [
         "not-reproduced", "arch", 0.002, pytest.approx(0.001184)
@@ -80,12 +107,11 @@ def test_paper_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert claims.loc["mlp-macs", "command"] == ".venv/bin/harness run toy-paper --tier arch --model toy-mlp"
     assert claims.loc["mlp-accuracy", "runs"] == "runs?paper=toy-paper&claim=mlp-accuracy"
     (scatter, points), (trend, curve) = charts(at)
-    assert scatter["facet"]["field"] == "panel"
-    assert set(points["panel"]) == {"accuracy", "accuracy (delta)", "macs_m", "params_m"}
+    x = scatter["layer"][2]["encoding"]["x"]  # the claims: delta over tolerance, on a symmetric-log axis
+    assert (x["field"], x["scale"]["type"]) == ("z", "symlog")
     claim = points[points["layer"] == "claim"].set_index("claim_id")
-    assert claim.loc["mlp-macs", ["reported", "measured", "lo", "hi"]].tolist() == pytest.approx(
-        [0.002, 0.001184, 0.0019, 0.0021]
-    )
+    assert sorted(claim.index) == ["mlp-accuracy", "mlp-macs", "mlp-params", "wide-beats-narrow"]
+    assert claim.loc["mlp-macs", "z"] == pytest.approx((0.001184 - 0.002) / 0.0001)
     assert trend["layer"][0]["encoding"]["x"]["title"] == "config.system.init_args.hidden"
     assert list(zip(curve["x"], curve["y"], strict=True)) == [
         (16, 94.8), (20, 95.0), (24, 95.2), (64, 96.5), (80, 96.8), (96, 97.0)
@@ -152,14 +178,14 @@ def test_a_live_ingest_shows_on_the_next_run(fresh_db: Path, toy: Path, monkeypa
     at.run()
     assert at.dataframe[0].value.set_index("claim_id").loc["mlp-accuracy", "n"] == 6
     at.switch_page("views/overview.py").run()
-    assert metric(at, "Runs") == "15"
+    assert headlines(at)[0]["Successful runs"] == "14"  # smoke and full runs; the arch run is the same one
 
 
 def test_a_paper_named_by_its_pdf_and_a_baseline_of_another_paper(
     two_papers_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     at = app_over(two_papers_db, monkeypatch, "paper", paper="gpt")
-    assert f"[{GPT_PDF}]({GPT_PDF}) (sha256 `{'0' * 64}`)" in [m.value for m in at.markdown]
+    assert f"`gpt` · [{GPT_PDF}]({GPT_PDF}) (sha256 `{'0' * 64}`)" in [m.value for m in at.markdown]
     at = app_over(two_papers_db, monkeypatch, "paper", paper="uda")
     row = at.dataframe[0].value.set_index("claim_id").loc["beats-bert"]
     assert (row["status"], row["tier"]) == ("reproduced", "budget")
