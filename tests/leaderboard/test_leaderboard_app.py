@@ -12,7 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from harness import store
-from tests.conftest import REPO
+from leaderboard import ui
+from tests.conftest import REPO, make_record
 from tests.leaderboard.conftest import GPT_PDF, build, toy_records
 
 APP = REPO / "leaderboard" / "app.py"
@@ -190,3 +191,53 @@ def test_a_paper_named_by_its_pdf_and_a_baseline_of_another_paper(
     row = at.dataframe[0].value.set_index("claim_id").loc["beats-bert"]
     assert (row["status"], row["tier"]) == ("reproduced", "budget")
     assert "harness run xlnet --tier budget --model bert-base" in at.code[-1].value
+
+
+def test_a_paper_without_runs_says_what_to_run(two_papers_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No empty chart, trend or evidence boxes: the page names the commands that make the paper's runs."""
+    at = app_over(two_papers_db, monkeypatch, "paper", paper="gpt")
+    assert at.dataframe[0].value["status"].tolist() == ["not-run"]  # its claims are still listed
+    assert "No runs of `gpt` yet" in at.info[0].value
+    assert at.code[0].value == ".venv/bin/dvc repro gpt"
+    assert at.code[1].value.splitlines() == [
+        "for seed in 0 1; do .venv/bin/harness run gpt --tier full --model gpt --data-root /path/to/glue-rte "
+        "--seed $seed; done",
+        ".venv/bin/harness ingest",
+    ]
+    assert not charts(at) and not at.subheader and len(at.selectbox) == 1  # only the paper chooser
+
+
+def test_the_runs_page_shows_a_page_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """250 runs: the page asks the database for 100 (LIMIT/OFFSET) and says how many there are."""
+    records = [make_record(seed=seed, metrics={"accuracy": 90.0 + seed % 7}) for seed in range(250)]
+    db = tmp_path / "harness.duckdb"
+    store.build_database(records, store.Tables(), db)
+    at = app_over(db, monkeypatch, "runs")
+    assert len(at.dataframe[0].value) == ui.PAGE_SIZE == 100
+    assert at.caption[0].value.startswith("runs 1–100 of 250.")
+    at.number_input(key="runs-page").set_value(3).run()
+    last = at.dataframe[0].value
+    assert len(last) == 50 and at.caption[0].value.startswith("runs 201–250 of 250.")
+    assert last["metrics"].notna().all()  # each run of the page has its metrics joined
+
+
+def test_the_runs_page_draws_a_runs_training_curves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CSV log a run's record names (``artifacts.training_log``, as Lightning's CSVLogger writes it) is drawn
+    and offered for download; a record naming no log says so."""
+    log = "results/lightning/toy-paper/full/toy-paper.toy-mlp.full.digits.test.s0/metrics.csv"
+    (tmp_path / log).parent.mkdir(parents=True)
+    (tmp_path / log).write_text(
+        "epoch,step,train_loss,val_accuracy\n0,9,2.1,\n0,9,,61.5\n1,19,1.2,\n1,19,,80.25\n", encoding="utf-8"
+    )
+    trained = make_record(seed=0, artifacts={"training_log": log}, finished_at="2026-01-02T00:00:00Z")
+    db = tmp_path / "results" / "harness.duckdb"
+    store.build_database([trained, make_record(tier="arch", split="none", seed=0)], store.Tables(), db)
+    at = app_over(db, monkeypatch, "runs")
+    assert at.selectbox(key="run-detail").value == trained.run_id
+    ((spec, curves),) = charts(at)
+    assert spec["facet"]["field"] == "name"
+    by_name = curves.groupby("name")["value"].apply(list).to_dict()
+    assert by_name == {"train_loss": [2.1, 1.2], "val_accuracy": [61.5, 80.25]}
+    assert "Download metrics.csv" in [b.proto.label for b in at.get("download_button")]
+    at.selectbox(key="run-detail").select("toy-paper.toy-mlp.arch.digits.none.s0").run()
+    assert not charts(at) and any("names no training log" in c.value for c in at.caption)
