@@ -9,8 +9,8 @@ import streamlit as st
 from leaderboard import charts, queries, ui
 
 COLUMNS = (
-    "claim_id", "status", "tier", "metric", "reported", "measured", "delta", "tolerance", "n", "seeds", "runs",
-    "kind", "model", "dataset", "split", "source", "reason", "command",
+    "claim_id", "status", "tier", "metric", "reported", "measured", "delta", "tolerance", "n", "seeds", "n_runs",
+    "runs", "kind", "model", "dataset", "split", "source", "reason", "command",
 )  # fmt: skip
 
 
@@ -30,7 +30,7 @@ def show_source(db, paper: str) -> None:
 def show_claims(claims: pd.DataFrame, paper: str) -> None:
     table = claims.copy()
     table["runs"] = ["runs?" + urlencode({"paper": paper, "claim": c}) for c in table["claim_id"]]
-    table["seeds"] = [", ".join(map(str, s)) for s in table["seeds"]]
+    table["seeds"] = [queries.seeds_text(s) for s in table["seeds"]]
     number = st.column_config.NumberColumn
     st.dataframe(
         table.style.map(ui.status_style, subset=["status"]),
@@ -44,11 +44,17 @@ def show_claims(claims: pd.DataFrame, paper: str) -> None:
             "delta": number("Δ", format="%+.3g", help="measured minus reported"),
             "tolerance": number("± tolerance", format="%.3g"),
             "n": number("n", help="seeds (trend: points) the verdict rests on"),
+            "n_runs": number("Run records", help="the run records the verdict rests on"),
             "runs": st.column_config.LinkColumn("Runs", display_text="runs →"),
             "reason": st.column_config.TextColumn("Why", width="large"),
             "command": st.column_config.TextColumn("Command that reproduces it", width="large"),
         },
     )
+    if claims["command"].isna().any():
+        st.caption(
+            f"A claim resting on more than {queries.MAX_JOINED_RUNS} runs shows its seeds and command under "
+            "Reproduce a claim."
+        )
 
 
 def show_what_to_run(claims: pd.DataFrame, paper: str) -> None:
@@ -59,7 +65,7 @@ def show_what_to_run(claims: pd.DataFrame, paper: str) -> None:
     )
     st.code(f".venv/bin/dvc repro {paper}", language="bash")
     st.markdown("or the runs that judge each claim (at the cheapest tier that can judge it), then ingest:")
-    commands = list(dict.fromkeys(line for command in claims["command"] for line in command.splitlines()))
+    commands = list(dict.fromkeys(line for command in claims["command"].dropna() for line in command.splitlines()))
     st.code("\n".join([*commands, ".venv/bin/harness ingest"]), language="bash")
 
 
@@ -81,26 +87,30 @@ def show_charts(claims: pd.DataFrame, paper: str) -> None:
             st.info("No runs yet at a tier that judges this trend.")
             continue
         rule = json.loads(trend.rule)
+        if points["runs"].max() > 1:
+            st.caption(f"{points['runs'].sum()} runs: each point is the mean y of the runs at its x.")
         st.altair_chart(charts.trend_curve(points, rule["x"], rule["y"]))
     for title, spec in queries.paper_figures(db, paper):
         st.subheader(title)
         st.vega_lite_chart(spec)
 
 
-def show_claim_detail(claims: pd.DataFrame) -> None:
+def show_claim_detail(claims: pd.DataFrame, paper: str) -> None:
     st.subheader("Reproduce a claim")
     claim_id = st.selectbox("Claim", claims["claim_id"].tolist(), key="claim-detail")
     chosen = claims[claims["claim_id"] == claim_id].iloc[0]
+    if not isinstance(chosen.command, str):  # resting on many runs: looked up alone
+        chosen = queries.paper_claims(db, paper, claim_id=claim_id, look_up_all=True).iloc[0]
     tier = chosen.tier if isinstance(chosen.tier, str) else "-"
     st.markdown(f"**{chosen.status}** at tier `{tier}`: {chosen.reason}")
     st.code(chosen.command, language="bash")
-    evidence = queries.runs(db, run_ids=chosen.run_ids, limit=ui.PAGE_SIZE)
+    evidence = queries.runs(db, claim=(paper, claim_id), limit=ui.PAGE_SIZE)
     if evidence.empty:
         st.caption("No runs behind this claim yet.")
         return
     st.dataframe(evidence, hide_index=True, placeholder="", key="claim-runs")
-    if len(chosen.run_ids) > len(evidence):
-        st.caption(f"The newest {len(evidence)} of its {len(chosen.run_ids)} runs; all of them on the Runs page.")
+    if chosen.n_runs > len(evidence):
+        st.caption(f"The newest {len(evidence)} of its {chosen.n_runs} runs; all of them on the Runs page.")
 
 
 db = ui.db_path()
@@ -124,4 +134,4 @@ if queries.paper_run_count(db, paper) == 0:
     show_what_to_run(claims, paper)
     st.stop()
 show_charts(claims, paper)
-show_claim_detail(claims)
+show_claim_detail(claims, paper)

@@ -12,7 +12,7 @@ from leaderboard import charts, queries, ui
 
 
 def filters() -> dict:
-    """The filters (from the URL, then the widgets) and, for ``?claim=``, the run ids of that claim's verdict."""
+    """The filters (from the URL, then the widgets) and, for ``?claim=``, that claim (its verdict's runs)."""
     options = queries.filter_options(db)
     columns = st.columns(5)
     with columns[0]:
@@ -25,16 +25,15 @@ def filters() -> dict:
         tasks = ui.url_multiselect("Task (dataset)", options["tasks"], "task")
     with columns[4]:
         statuses = ui.url_multiselect("Run status", ["ok", "failed", "diverged"], "run_status")
-    run_ids = None
+    chosen = {"papers": papers, "tiers": tiers, "models": models, "tasks": tasks, "statuses": statuses}
     claim = st.query_params.get("claim")
     if claim and len(papers) == 1:
-        run_ids = queries.claim_run_ids(db, papers[0], claim)
-        st.info(f"The {len(run_ids)} run(s) the verdict of claim `{papers[0]}/{claim}` rests on.")
+        chosen["claim"] = (papers[0], claim)
+        st.info(f"The runs the verdict of claim `{papers[0]}/{claim}` rests on.")
         if st.button("Show all runs"):
             del st.query_params["claim"]
             st.rerun()
-    chosen = {"papers": papers, "tiers": tiers, "models": models, "tasks": tasks, "statuses": statuses}
-    return chosen | {"run_ids": run_ids}
+    return chosen
 
 
 def show_page(chosen: dict) -> list[str]:

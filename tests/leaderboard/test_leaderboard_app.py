@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from harness import store
-from leaderboard import ui
+from leaderboard import queries, ui
 from tests.conftest import REPO, make_record
 from tests.leaderboard.conftest import GPT_PDF, build, toy_records
 
@@ -121,6 +121,20 @@ def test_paper_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> No
     at.selectbox(key="claim-detail").select("mlp-macs").run()
     assert at.code[0].value == ".venv/bin/harness run toy-paper --tier arch --model toy-mlp"
     assert at.dataframe[1].value["run_id"].tolist() == ["toy-paper.toy-mlp.arch.digits.none.s0"]
+
+
+def test_a_claim_of_many_runs_is_looked_up_when_chosen(
+    leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(queries, "MAX_JOINED_RUNS", 2)  # as if mlp-accuracy's 3 runs were a million
+    at = app_over(leaderboard_db, monkeypatch, "paper", paper=TOY)
+    claims = at.dataframe[0].value.set_index("claim_id")
+    assert claims.loc["mlp-accuracy", ["seeds", "n_runs"]].tolist() == ["", 3]  # blank cell, the count kept
+    assert pd.isna(claims.loc["mlp-accuracy", "command"])
+    assert any("more than 2 runs" in c.value for c in at.caption)
+    at.selectbox(key="claim-detail").select("mlp-accuracy").run()
+    assert at.code[0].value.startswith("for seed in 0 1 2; do .venv/bin/harness run toy-paper --tier full")
+    assert len(at.dataframe[1].value) == 3
 
 
 def test_paper_page_filters(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

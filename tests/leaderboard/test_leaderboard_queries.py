@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pytest
 import yaml
 
@@ -97,7 +98,7 @@ def test_paper_claims_reported_against_measured(leaderboard_db: Path) -> None:
     accuracy = claims.loc["mlp-accuracy"]
     assert (accuracy.status, accuracy.tier, accuracy.n, accuracy.seeds) == ("reproduced", "full", 3, [0, 1, 2])
     assert (accuracy.reported, accuracy.measured, accuracy.tolerance) == (95.0, pytest.approx(95.0), 2.0)
-    assert len(accuracy.run_ids) == 3
+    assert accuracy.n_runs == 3
     macs = claims.loc["mlp-macs"]
     assert macs.status == "not-reproduced" and macs.delta == pytest.approx(0.001184 - 0.002)
     assert macs.command == ".venv/bin/harness run toy-paper --tier arch --model toy-mlp"
@@ -139,6 +140,46 @@ def test_reported_vs_measured_puts_every_scale_in_tolerances(leaderboard_db: Pat
 )  # fmt: skip
 def test_reproduce_command(args: tuple, command: str) -> None:
     assert queries.reproduce_command(*args, dataset="d") == command
+
+
+def test_many_seeds_are_a_range_in_the_table_and_the_command(toy: Path) -> None:
+    """A claim resting on 25 seeds in a row: its seeds are a range, written ``0–24`` and ``$(seq 0 24)``."""
+    narrow = [r for r in toy_records() if r.tier == "full" and r.model == "toy-mlp"][0]
+    db = build(toy, [narrow.model_copy(update={"seed": s, "run_id": f"{narrow.run_id[:-2]}s{s}"}) for s in range(25)])
+    claim = queries.paper_claims(db, TOY).set_index("claim_id").loc["mlp-accuracy"]
+    assert (claim.seeds, claim.n_runs) == (range(25), 25)
+    assert queries.seeds_text(claim.seeds) == "0–24 (25 seeds)"
+    assert claim.command.startswith("for seed in $(seq 0 24); do .venv/bin/harness run toy-paper --tier full")
+    assert queries.seeds_text([1, 5]) == "1, 5" and queries.seeds_text(list(range(0, 50, 2))).endswith(", … (25 seeds)")
+
+
+def test_claims_resting_on_many_runs_are_looked_up_alone(leaderboard_db: Path, monkeypatch) -> None:
+    monkeypatch.setattr(queries, "MAX_JOINED_RUNS", 2)
+    claims = queries.paper_claims(leaderboard_db, TOY).set_index("claim_id")
+    big, small = claims.loc["mlp-accuracy"], claims.loc["mlp-macs"]  # 3 runs, 1 run
+    assert (big.n_runs, big.seeds, big.run_models) == (3, None, None) and pd.isna(big.command)
+    assert small.seeds == [0] and small.command.startswith(".venv/bin/harness run toy-paper --tier arch")
+    alone = queries.paper_claims(leaderboard_db, TOY, claim_id="mlp-accuracy", look_up_all=True)
+    assert alone["claim_id"].tolist() == ["mlp-accuracy"] and alone["seeds"][0] == [0, 1, 2]
+    assert alone["command"][0].startswith("for seed in 0 1 2; do")
+
+
+def test_a_trend_of_many_runs_is_drawn_from_its_means(fresh_db: Path, toy: Path) -> None:
+    build(toy, toy_records(offset=10))  # a second run at each width
+    claim = (TOY, "accuracy-grows-with-width")
+    assert len(queries.trend_points(fresh_db, *claim)) == 12
+    means = queries.trend_points(fresh_db, *claim, max_points=11)
+    assert list(means["x"]) == [16, 20, 24, 64, 80, 96] and set(means["runs"]) == {2}
+    assert means["seed"].isna().all() and list(means["y"]) == pytest.approx([94.8, 95.0, 95.2, 96.5, 96.8, 97.0])
+
+
+def test_the_runs_of_a_claim_are_joined_in_the_database(leaderboard_db: Path) -> None:
+    claim = (TOY, "mlp-accuracy")
+    runs = queries.runs(leaderboard_db, claim=claim)
+    assert sorted(runs["run_id"]) == sorted(queries.claim_run_ids(leaderboard_db, *claim))
+    assert queries.runs_count(leaderboard_db, claim=claim) == 3 and queries.runs(leaderboard_db, claim=(TOY, "x")).empty
+    page = queries.runs(leaderboard_db, limit=2, offset=1)
+    assert page["run_id"].tolist() == queries.runs(leaderboard_db)["run_id"].tolist()[1:3]
 
 
 def test_runs_with_provenance_and_filters(leaderboard_db: Path) -> None:
