@@ -46,7 +46,7 @@ def reported_vs_measured(data: pd.DataFrame) -> alt.LayerChart:
         band.mark_rule(color="#888", strokeDash=[4, 4]).encode(x=alt.datum(0, scale=symlog)),
         claims.mark_point(filled=True, size=90).encode(
             x=x,
-            y=alt.Y("label:N", title=None, sort=None),
+            y=alt.Y("label:N", title=None, sort=None, axis=alt.Axis(labelLimit=320)),
             color=status_color(),
             tooltip=["claim_id", "metric", "status", "tier", "reported", "measured", "tolerance", "delta", "z"],
         ),

@@ -246,7 +246,8 @@ def paper_claims(
     where, params = _where({"status": statuses, "tier": tiers}, prefix="v.")
     where = (where + " AND " if where else " WHERE ") + "v.paper = ?" + (" AND v.claim_id = ?" if claim_id else "")
     params += [paper] + ([claim_id] if claim_id else [])
-    table = frame(db, CLAIMS_SQL.format(where=where), [*params, None if look_up_all else MAX_JOINED_RUNS, paper, MAX_LISTED_SEEDS, paper])
+    most = None if look_up_all else MAX_JOINED_RUNS
+    table = frame(db, CLAIMS_SQL.format(where=where), [*params, most, paper, MAX_LISTED_SEEDS, paper])
     looked_up = table["n_runs"] == table["joined"]
     table["seeds"] = [_seeds(row) if ok else None for row, ok in zip(table.itertuples(), looked_up, strict=True)]
     table["run_models"] = [_as_list(v) if ok else None for v, ok in zip(table["run_models"], looked_up, strict=True)]

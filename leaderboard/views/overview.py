@@ -38,7 +38,7 @@ def show_section(group: str, heading: str, caption: str, filters: dict[str, list
         column_order=shown[:-1] + ["best_tier", "runs"] if group == "accuracy" else shown,
         column_config={
             "paper": "Paper",
-            "title": st.column_config.TextColumn("Title", width="large"),
+            "title": st.column_config.TextColumn("Title", width="medium"),
             "claims_page": st.column_config.LinkColumn("Details", display_text="claims →"),
             "link": st.column_config.LinkColumn(
                 "Source", display_text=r"([^/]+)$", help="the paper: its arXiv page, or where it is published"
