@@ -123,9 +123,7 @@ def test_paper_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert at.dataframe[1].value["run_id"].tolist() == ["toy-paper.toy-mlp.arch.digits.none.s0"]
 
 
-def test_a_claim_of_many_runs_is_looked_up_when_chosen(
-    leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_claim_of_many_runs_is_looked_up_when_chosen(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(queries, "MAX_JOINED_RUNS", 2)  # as if mlp-accuracy's 3 runs were a million
     at = app_over(leaderboard_db, monkeypatch, "paper", paper=TOY)
     claims = at.dataframe[0].value.set_index("claim_id")
