@@ -23,6 +23,6 @@ navigation = st.navigation(
         st.Page(PAGES / "runs.py", title="Runs", icon=":material/list_alt:", url_path="runs"),
     ]
 )
-ui.require_database(ui.db_path())
-with queries.session(ui.db_path()):  # the page's queries share one read-only connection, closed when it is drawn
+with queries.page_session(ui.db_path()):  # the page's queries share one read-only connection, closed once drawn
+    ui.require_database(ui.db_path())
     navigation.run()

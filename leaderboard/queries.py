@@ -22,7 +22,8 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from harness.store import STORE_VERSION, connect_readonly, store_version
+from harness.errors import HarnessError
+from harness.store import STORE_VERSION, connect_readonly
 from harness.tiers import BY_NAME, DATA_TIERS, FIRST_TIER, JUDGING_TIERS, TABLE, TIER_ORDER
 from harness.verdicts import MIN_SEEDS, STATUSES
 
@@ -85,9 +86,23 @@ def database_state(db: Path) -> str:
         runs = frame(db, "SELECT count(*) AS n FROM runs")["n"].iloc[0]
     except duckdb.Error:
         return "unreadable"
-    if store_version(db) != STORE_VERSION:
+    try:
+        version = frame(db, "SELECT store_version FROM meta")["store_version"].iloc[0]
+    except (duckdb.Error, IndexError):
+        return "outdated"
+    if version != STORE_VERSION:
         return "outdated"
     return "ok" if runs else "empty"
+
+
+@contextlib.contextmanager
+def page_session(db: Path) -> Iterator[None]:
+    """A :func:`session` for a page's run when the database opens; else none (the page's first query then says
+    what is wrong with it, e.g. :func:`database_state`)."""
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(HarnessError, duckdb.Error):
+            stack.enter_context(session(db))
+        yield
 
 
 def counts(db: Path, group: str = "accuracy", **filters: Sequence[str]) -> dict[str, int]:
