@@ -195,7 +195,7 @@ def main(count: int, db: Path | None, repeat: int) -> None:
                     slowest = max(slowest, seconds)
                     print(f"  {name:<28} {seconds * 1000:8.1f} ms  ratio {seconds / reference:7.1f}x")
             whole = best(lambda calls=calls: all_in_one_session(db, calls), repeat)
-            print(f"  {'all of them, one session':<28} {whole * 1000:8.1f} ms  ratio {whole / reference:7.1f}x")
+            print(f"  {'every query above, together':<28} {whole * 1000:8.1f} ms  ratio {whole / reference:7.1f}x")
             params = {"paper": "bench"} if page != "overview" else {}
             view = None if page == "overview" else page
             first = best(lambda view=view, params=params: render(db, view, **params), 1)
