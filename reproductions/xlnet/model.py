@@ -266,7 +266,7 @@ class XLNet(nn.Module):
         h = self.drop(self.word_embedding(input_ids))
         g = None
         if target_mapping is not None:
-            g = self.drop(self.mask_emb.expand(b, target_mapping.shape[1], -1))
+            g = self.drop(self.mask_emb.repeat(b, target_mapping.shape[1], 1))  # a copy: the profiler rejects a view
         r = self.drop(self.relative_positions(b, qlen, mlen + qlen, device))
         new_mems = [] if self.config.mem_len > 0 else None
         for index, layer in enumerate(self.layer):
