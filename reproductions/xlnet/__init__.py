@@ -6,7 +6,15 @@ pre-training input (512 tokens, both streams, 85 = 512 / K targets with K = 6), 
 from harness.registry import InputSpec, ModelSpec, Reproduction
 
 # (vocabulary, tokens, targets) of model.SIZES at the profiled input
-SIZES = {"xlnet-large": (32000, 512, 85), "xlnet-base": (32000, 512, 85)}
+SIZES = {"xlnet-large": (32000, 512, 85), "xlnet-base": (32000, 512, 85), "xlnet-budget": (4000, 64, 10)}
+# model id -> (size, dataset of its records): the paper's sizes, and the budget tier's pre-trained LMs (debian-lm)
+# and their fine-tuned classifiers (wordnet-lexname): permutation LM, left-to-right LM, permutation LM without memory
+VARIANTS = {
+    "xlnet-large": ("xlnet-large", "xlnet-pretraining"),
+    "xlnet-base": ("xlnet-base", "xlnet-pretraining"),
+    **{f"xlnet-budget{v}-lm": ("xlnet-budget", "debian-lm") for v in ("", "-ltr", "-no-memory")},
+    **{f"xlnet-budget{v}": ("xlnet-budget", "wordnet-lexname") for v in ("", "-ltr", "-no-memory")},
+}
 
 
 def _inputs(vocab: int, length: int, targets: int) -> tuple[InputSpec, ...]:
@@ -30,12 +38,13 @@ def _test_inputs(vocab: int) -> tuple[InputSpec, ...]:
 
 
 def _spec(name: str) -> ModelSpec:
-    vocab, length, targets = SIZES[name]
+    size, dataset = VARIANTS[name]
+    vocab, length, targets = SIZES[size]
     return ModelSpec(
         id=name,
         build="reproductions.xlnet.model:encoder",
-        kwargs={"size": name},
-        dataset="xlnet-pretraining",
+        kwargs={"size": size},
+        dataset=dataset,
         inputs=_inputs(vocab, length, targets),
         test_inputs=_test_inputs(vocab),
     )
@@ -72,7 +81,7 @@ REPRODUCTION = Reproduction(
         "debian-lm",
         "wordnet-lexname",
     ),  # fmt: skip
-    models=tuple(_spec(name) for name in SIZES),
+    models=tuple(_spec(name) for name in VARIANTS),
     # Reported in the tables, not built here: XLNet runs at other data / scale, Table 6's ablations, and the baselines
     # the tables quote (claims of this paper's tables, README.md).
     unbuilt_models=(
