@@ -34,6 +34,9 @@ from tasks.debian_corpora.corpus import CORPORA, LM_FILES, folder_hash
 from tasks.debian_corpora.data import DebianTextDataModule, lm_file
 from tasks.debian_corpora.score import EOS
 from tasks.debian_corpora.tokenize import UNK, tokenize
+from tasks.glue.data import GlueDataModule
+from tasks.squad.data import SquadDataModule
+from tasks.text_data import TextTaskDataModule
 from tasks.tokenizers import XLNET_TEMPLATE, Tokenizer, load_tokenizer, register, save_tokenizer
 
 CONTROL = ("<cls>", "<sep>")
@@ -255,3 +258,107 @@ class XLNetTextDataModule(DebianTextDataModule):
         self.tokenizer: Any = ClassificationInputs(tokenizer, self.max_length)
         super().setup(stage)
         self.data_hash = hashlib.sha256(f"{self.data_hash}\n{tokenizer.digest}".encode()).hexdigest()
+
+
+# --- the paper's fine-tuning tasks (smoke tier: their fixtures, this SentencePiece model) -------------------------
+
+
+def prepare_smoke_task(root: Path, task: str, spm_root: str | Path) -> None:
+    """A smoke tier's fine-tuning data: the tiny copy of ``task`` the task family ships, in its distributed format,
+    at ``root`` (``glue-*``, ``race``, ``squad-v1.1``, ``squad-v2.0``), and the Debian corpora the SentencePiece
+    model is trained on at ``spm_root``."""
+    from tasks.glue.fixtures import write_tiny_glue_data
+    from tasks.multiple_choice.fixtures import write_tiny_race
+    from tasks.squad.fixtures import write_tiny_squad_data
+
+    prepare_smoke(Path(spm_root))
+    if task.startswith("glue-"):
+        write_tiny_glue_data(root, task)
+    elif task == "race":
+        write_tiny_race(Path(root))
+    elif task in ("squad-v1.1", "squad-v2.0"):
+        write_tiny_squad_data(root, task.removeprefix("squad-v"))
+    else:
+        raise HarnessError(f"no smoke copy of task {task!r}")
+
+
+class PairEncoder:
+    """``encode(text_a, text_b)`` -> XLNet's ``A <sep> [B <sep>] <cls>`` ids, the texts cut (longest first) so the
+    whole fits ``max_length`` and ``<cls>`` stays last."""
+
+    def __init__(self, tokenizer: Tokenizer, max_length: int) -> None:
+        self.tokenizer, self.max_length = tokenizer, max_length
+        self.pad_token_id = 0
+
+    def __call__(self, text_a: str, text_b: str | None = None) -> list[int]:
+        parts = [self.tokenizer.encode(text, special_tokens=False) for text in (text_a, text_b) if text is not None]
+        return self.tokenizer.layout(self.tokenizer.truncated(parts, self.max_length)).ids
+
+
+class ChoiceInputs:
+    """RACE's columns -> one ``"<context> <question>" <sep> option <sep> <cls>`` sequence per option:
+    ``{"input_ids", "attention_mask", "token_type_ids"}`` ``(N, K, T)``."""
+
+    def __init__(self, tokenizer: Tokenizer, max_length: int) -> None:
+        self.tokenizer, self.max_length = tokenizer, max_length
+
+    def __call__(self, contexts: list[str], questions: list[str], options: list[list[str]]) -> dict[str, torch.Tensor]:
+        firsts = [f"{c} {q}".strip() for c, q, row in zip(contexts, questions, options, strict=True) for _ in row]
+        pairs = [option for row in options for option in row]
+        batch = self.tokenizer.encode_batch(firsts, pairs=pairs, max_length=self.max_length)
+        shape = (len(options), len(options[0]))
+        return {key: batch[key].reshape(*shape, -1) for key in ("input_ids", "attention_mask", "token_type_ids")}
+
+
+def _with_tokenizer(module: Any, spm_root: str | Path, vocab: int) -> Tokenizer:
+    """The SentencePiece model of ``spm_root``, registered with ``module``'s records and hashed into its data."""
+    tokenizer = spm_tokenizer(spm_root, vocab)
+    register(module, tokenizer)
+    module.data_hash = hashlib.sha256(f"{module.data_hash}\n{tokenizer.digest}".encode()).hexdigest()
+    return tokenizer
+
+
+class XLNetGlueDataModule(GlueDataModule):
+    """A GLUE task (``tasks.glue``) encoded by :class:`PairEncoder` with the SentencePiece model kept under
+    ``spm_root`` (``vocab`` pieces)."""
+
+    def __init__(self, data_root: str | Path, task: str, spm_root: str | Path, vocab: int = 4000,
+                 max_length: int = 128, batch_size: int = 32) -> None:  # fmt: skip
+        super().__init__(data_root, task, max_length=max_length, batch_size=batch_size)
+        self.spm_root, self.vocab = spm_root, vocab
+
+    def setup(self, stage: str | None = None) -> None:
+        if self._encode is None:
+            super().setup(stage)
+            self._encode = PairEncoder(_with_tokenizer(self, self.spm_root, self.vocab), self.max_length)
+
+
+class XLNetRaceDataModule(TextTaskDataModule):
+    """RACE (``tasks.multiple_choice``) encoded by :class:`ChoiceInputs` with the SentencePiece model of
+    ``spm_root``."""
+
+    def __init__(self, data_root: str | Path, spm_root: str | Path, task: str = "race", vocab: int = 4000,
+                 max_length: int = 512, batch_size: int = 32) -> None:  # fmt: skip
+        super().__init__(task, data_root, batch_size=batch_size)
+        self.spm_root, self.vocab, self.max_length = spm_root, vocab, max_length
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.data_hash is None:
+            super().setup(stage)
+            self.tokenizer = ChoiceInputs(_with_tokenizer(self, self.spm_root, self.vocab), self.max_length)
+
+
+class XLNetSquadDataModule(SquadDataModule):
+    """SQuAD 1.1 / 2.0 (``tasks.squad``: its windows, ``<cls> question <sep> context <sep>``) with the
+    SentencePiece model of ``spm_root`` as the tokenizer."""
+
+    def __init__(self, data_root: str | Path, spm_root: str | Path, version: str = "1.1", vocab: int = 4000,
+                 max_length: int = 512, doc_stride: int = 128, max_query_length: int = 64,
+                 batch_size: int = 48) -> None:  # fmt: skip
+        super().__init__(data_root, version, None, max_length, doc_stride, batch_size, max_query_length)
+        self.spm_root, self.vocab = spm_root, vocab
+
+    def setup(self, stage: str | None = None) -> None:
+        if self._tokenize is None:
+            super().setup(stage)
+            self._tokenize = _with_tokenizer(self, self.spm_root, self.vocab)

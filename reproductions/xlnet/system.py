@@ -13,14 +13,20 @@ then fine-tuning with a task head, as two stages of a chain (``init_from``, docs
   streams in order). Adam with linear warm-up and linear decay (Table 7), weight decay 0.01 on matrices.
   Test: ``debian-lm``'s word-level perplexity under the left-to-right factorisation order (a valid order of Eq. 3;
   for the permutation LM the query stream at ``t`` sees ``x_{<t}``).
-- :class:`XLNetClassifierSystem`: the sequence summary head (:class:`~reproductions.xlnet.heads.SequenceHead`) on
-  the content stream; cross-entropy; Adam with linear decay (Table 8).
+- :class:`XLNetTaskSystem`: the sequence summary head (:class:`~reproductions.xlnet.heads.SequenceHead`) on the
+  content stream: classification (GLUE, the Debian and text-classification corpora; cross-entropy), regression
+  (STS-B; squared error) or multiple choice (RACE; one logit per option, softmax over the options); AdamW with
+  linear warm-up and decay (Table 8).
+- :class:`XLNetSquadSystem`: the span head with SQuAD 2.0's answerability
+  (:class:`~reproductions.xlnet.heads.SpanHead`).
 
 Batches: pre-training ``(ids (B, T),)``; test ``(inputs (B, T+1), word ends (B, T), mask (B, T))``; fine-tuning
-``((ids, mask, segments), labels)``.
+``((ids, mask, segments), labels)`` (Debian), GLUE's and SQuAD's dicts, RACE's ``(dict of (B, K, T), labels)``.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytorch_lightning as pl
 import torch
@@ -29,12 +35,13 @@ from torch import nn
 from torchmetrics.classification import MulticlassAccuracy
 
 from harness.errors import HarnessError
-from reproductions.xlnet.heads import SequenceHead
+from reproductions.xlnet.heads import SequenceHead, SpanHead
 from reproductions.xlnet.model import SIZES, XLNetLM, language_model
 from tasks.debian_corpora.metric import TokenPerplexity
 from tasks.imagenet.metric import ClassificationMetrics, GuessKeepingAccuracy
 
 OBJECTIVES = ("permutation", "left-to-right")
+KINDS = ("classification", "regression", "multiple_choice")
 
 
 def size_of(model: str) -> str:
@@ -217,35 +224,176 @@ def classification_metrics(classes: int) -> ClassificationMetrics:
                                  compute_groups=False)  # fmt: skip
 
 
-class XLNetClassifierSystem(pl.LightningModule):
-    """Fine-tuning the XLNet ``model`` with the sequence summary head and ``classes`` outputs."""
+def task_metrics(task: str, classes: int) -> list[nn.Module]:
+    """The test metrics of each test loader of ``task``, each keeping its predictions in the task's format: GLUE's
+    (``glue-mnli``: matched, then mismatched), RACE's answer accuracy, or accuracy / error."""
+    if task.startswith("glue-"):
+        from tasks.glue.data import dev_tasks
+        from tasks.glue.metric import glue_metrics
+
+        return [glue_metrics(dev) for dev in dev_tasks(task)]
+    if task.startswith("race"):
+        from tasks.text_data import AnswerAccuracy
+
+        return [AnswerAccuracy()]
+    return [classification_metrics(classes)]
+
+
+def unpack(batch: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(ids, mask, segments, labels)`` of the Debian (``((ids, mask, segments), labels)``), GLUE (a dict) or
+    RACE (``(dict, labels)``) batches; GLUE's segments are counted from ``<sep>`` (A, then B, then ``<cls>``)."""
+    if isinstance(batch, dict):
+        ids, mask, labels = batch["input_ids"], batch["attention_mask"], batch["labels"]
+        return ids, mask, None, labels
+    inputs, labels = batch
+    if isinstance(inputs, dict):
+        return inputs["input_ids"], inputs["attention_mask"], inputs["token_type_ids"], labels
+    ids, mask, segments = inputs
+    return ids, mask, segments, labels
+
+
+def segments_from_sep(ids: torch.Tensor, sep: int) -> torch.Tensor:
+    """Segment ids of ``A <sep> B <sep> <cls>``: the number of ``<sep>`` strictly before each position."""
+    is_sep = (ids == sep).long()
+    return is_sep.cumsum(-1) - is_sep
+
+
+class XLNetTaskSystem(pl.LightningModule):
+    """Fine-tuning the XLNet ``model`` with a sequence head: ``kind`` ``classification`` (``classes`` logits),
+    ``regression`` (one score, squared error: STS-B) or ``multiple_choice`` (one logit per option: RACE); the
+    summary reads ``<cls>``, the last real token. ``task``: the evaluated task id (its metrics); ``sep_id``: the
+    ``<sep>`` id GLUE's segments are counted from."""
 
     def __init__(
-        self, model: str = "xlnet-budget", classes: int = 2, lr: float = 2e-5, warmup: float = 0.1,
+        self,
+        model: str = "xlnet-budget",
+        task: str = "wordnet-lexname",
+        kind: str = "classification",
+        classes: int = 2,
+        lr: float = 2e-5,
+        warmup: float = 0.1,
         weight_decay: float = 0.01,
-    ) -> None:  # fmt: skip
+        sep_id: int = 4,
+    ) -> None:
         super().__init__()
         self.save_hyperparameters()
+        if kind not in KINDS:
+            raise HarnessError(f"kind is one of {', '.join(KINDS)}; got {kind!r}")
         self.model = language_model(size_of(model), mem_len=0)
-        self.head = SequenceHead(self.model.config.dim, classes, self.model.config.dropout)
+        c = self.model.config
+        self.head = SequenceHead(c.dim, 1 if kind != "classification" else classes, c.dropout)
 
-    def forward(self, ids: torch.Tensor, mask: torch.Tensor, segments: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor, segments: torch.Tensor | None) -> torch.Tensor:
+        """Logits ``(B, classes)``, scores ``(B,)`` or option logits ``(B, K)``."""
+        shape = ids.shape
+        ids, mask = ids.reshape(-1, shape[-1]), mask.reshape(-1, shape[-1])
+        segments = segments_from_sep(ids, self.hparams.sep_id) if segments is None else segments.reshape(ids.shape)
         h = self.model.transformer(ids, token_type_ids=segments, attention_mask=mask).h
-        return self.head(h, mask.sum(1) - 1)  # <cls>, the last real token
+        out = self.head(h, mask.sum(1) - 1)  # <cls>, the last real token
+        if self.hparams.kind == "multiple_choice":
+            return out.view(shape[0], shape[1])
+        return out[:, 0] if self.hparams.kind == "regression" else out
 
-    def training_step(self, batch, batch_idx: int) -> torch.Tensor:  # noqa: ANN001
-        (ids, mask, segments), labels = batch
-        loss = F.cross_entropy(self(ids, mask, segments), labels)
+    def training_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        ids, mask, segments, labels = unpack(batch)
+        out = self(ids, mask, segments)
+        loss = F.mse_loss(out, labels.float()) if self.hparams.kind == "regression" else F.cross_entropy(out, labels)
         self.log("train/loss", loss, prog_bar=True)
         return loss
 
     def on_test_start(self) -> None:
-        self.test_metrics = nn.ModuleList([classification_metrics(self.hparams.classes)]).to(self.device)
+        metrics = task_metrics(self.hparams.task, self.hparams.classes)
+        self.test_metrics = nn.ModuleList(metrics).to(self.device)
 
-    def test_step(self, batch, batch_idx: int) -> None:  # noqa: ANN001
-        (ids, mask, segments), labels = batch
-        self.test_metrics[0].update(self(ids, mask, segments), labels)
-        self.log_dict(self.test_metrics[0])
+    def test_step(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None:
+        ids, mask, segments, labels = unpack(batch)
+        out = self(ids, mask, segments)
+        preds = out.argmax(-1) if self.hparams.task.startswith("glue-") and out.ndim == 2 else out
+        self.test_metrics[dataloader_idx].update(preds, labels)
+
+    def on_test_epoch_end(self) -> None:
+        for index, metric in enumerate(self.test_metrics):
+            suffix = "" if len(self.test_metrics) == 1 else f"/dataloader_idx_{index}"
+            values = metric.compute()
+            for key, value in values.items():
+                self.log(f"test/{key.removeprefix('test/')}{suffix}", value, add_dataloader_idx=False)
+
+    def configure_optimizers(self) -> dict:
+        hp = self.hparams
+        return adam_linear(self, hp.lr, hp.warmup, hp.weight_decay, self.trainer)
+
+
+class XLNetSquadSystem(pl.LightningModule):
+    """Fine-tuning the XLNet ``model`` with the SQuAD span head (:class:`~reproductions.xlnet.heads.SpanHead`);
+    ``version`` ``2.0`` adds the answerability loss and answers "" when the no-answer logit is positive. A
+    question's windows are consecutive in the loader; its best span over them is its answer."""
+
+    def __init__(
+        self, model: str = "xlnet-budget", version: str = "1.1", lr: float = 3e-5, warmup: float = 0.1,
+        weight_decay: float = 0.01, start_top: int = 5, end_top: int = 5, max_answer: int = 64,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        self.save_hyperparameters()
+        self.model = language_model(size_of(model), mem_len=0)
+        self.head = SpanHead(self.model.config.dim, self.model.config.dropout)
+        self._pending: dict[str, tuple[float, str, float, int]] = {}  # qid -> best (score, text, p(no answer), example)
+
+    def states(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(h, p_mask, cls_index)``: only context tokens may hold an answer; ``<cls>`` is the first token."""
+        ids, mask = batch["input_ids"], batch["attention_mask"]
+        h = self.model.transformer(ids, token_type_ids=batch["token_type_ids"], attention_mask=mask).h
+        p_mask = (batch["offsets"][..., 0] < 0).float()
+        return h, p_mask, torch.zeros(len(ids), dtype=torch.long, device=ids.device)
+
+    def training_step(self, batch: dict[str, Any], batch_idx: int) -> torch.Tensor:
+        h, p_mask, cls = self.states(batch)
+        start, end = batch["start_positions"], batch["end_positions"]
+        impossible = (start == 0).long() if self.hparams.version == "2.0" else None
+        p_mask = p_mask.clone()
+        p_mask[:, 0] = 0.0  # a window without the answer points at <cls>, as BERT's windows do
+        loss = self.head.loss(h, p_mask, cls, start, end, impossible)
+        self.log("train/loss", loss, prog_bar=True)
+        return loss
+
+    def on_test_start(self) -> None:
+        from tasks.squad.metric import SquadMetric
+
+        self.test_metrics = nn.ModuleList([SquadMetric(self.hparams.version)]).to(self.device)
+        self._pending = {}
+
+    def test_step(self, batch: dict[str, Any], batch_idx: int) -> None:
+        from tasks.squad.data import span_text
+
+        h, p_mask, cls = self.states(batch)
+        hp = self.hparams
+        start, end, score, no_answer = self.head.decode(h, p_mask, cls, hp.start_top, hp.end_top, hp.max_answer)
+        examples = self.trainer.datamodule.examples("dev")
+        for row, (qid, index) in enumerate(zip(batch["qids"], batch["example_index"].tolist(), strict=True)):
+            if self._pending and qid not in self._pending:
+                self._flush(examples)
+            text = span_text(examples[index].context, batch["offsets"][row].tolist(), int(start[row]), int(end[row]))
+            best = self._pending.get(qid)
+            if best is None or float(score[row]) > best[0]:
+                self._pending[qid] = (float(score[row]), text, float(torch.sigmoid(no_answer[row])), index)
+        if batch_idx == self.trainer.num_test_batches[0] - 1:
+            self._flush(examples)
+
+    def _flush(self, examples: list) -> None:  # noqa: ANN001
+        """Score the questions whose windows are all seen."""
+        qids = list(self._pending)
+        answers, golds, probs = [], [], []
+        for qid in qids:
+            _, text, na_prob, index = self._pending.pop(qid)
+            no_answer = self.hparams.version == "2.0" and na_prob > 0.5
+            answers.append("" if no_answer else text)
+            golds.append([a for a, _ in examples[index].answers] if not examples[index].is_impossible else [])
+            probs.append(na_prob)
+        na_probs = probs if self.hparams.version == "2.0" else None
+        self.test_metrics[0].update(answers, golds, ids=qids, na_probs=na_probs)
+
+    def on_test_epoch_end(self) -> None:
+        for key, value in self.test_metrics[0].compute().items():
+            self.log(f"test/{key}", value)
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams
