@@ -27,10 +27,7 @@ The network of Section 2.3-2.5 and Appendix A.2, with the details the released c
   forward, the second half backward (negated).
 - The LM head is tied to the word embedding, plus a bias (``lm_loss/bias``), Eq. 4 evaluated on ``g^(M)``.
 
-Fine-tuning heads (the release's ``function_builder.py``): a sequence summary (the last token, where the release
-puts ``<cls>``, then ``tanh(W x + b)`` and dropout) with a linear classifier or regressor; RACE scores each
-(passage, question + option) sequence with one logit; SQuAD's start logits, end logits from ``[h_j; h_start]``
-(``tanh``, LayerNorm, linear) and the answerability logit from ``[h_start; h_cls]`` (Appendix A.3.2).
+The fine-tuning heads (sequence summary, RACE, SQuAD with answerability) are :mod:`reproductions.xlnet.heads`.
 
 Shapes are batch-first: ``(B, T, D)``; heads ``n``, head size ``d``.
 """
