@@ -139,3 +139,13 @@ def test_span_head_decodes_an_allowed_span_and_trains() -> None:
     loss = head.loss(h, p_mask, cls, torch.tensor([4, 5, 6]), torch.tensor([4, 6, 8]), torch.tensor([0, 1, 0]))
     loss.backward()
     assert torch.isfinite(loss) and head.answer_1.weight.grad is not None
+
+
+def test_fine_tuning_takes_every_pre_trained_tensor() -> None:
+    """The chain's ``prefixes: [model.]`` carries the whole pre-trained network into each fine-tuning system."""
+    from reproductions.xlnet.system import XLNetPretrainSystem, XLNetSquadSystem, XLNetTaskSystem
+
+    parent = {k: v.shape for k, v in XLNetPretrainSystem("xlnet-budget-lm").state_dict().items()}
+    for child in (XLNetTaskSystem("xlnet-budget", classes=45), XLNetSquadSystem("xlnet-budget")):
+        own = {k: v.shape for k, v in child.state_dict().items() if k.startswith("model.")}
+        assert own == parent
