@@ -2,7 +2,8 @@
 
 Same code path as the official-format scorer (``tasks.coco.score``): ``compute`` builds the references and results
 documents from what was accumulated and calls :func:`tasks.coco.score.evaluate`, i.e. pycocotools' ``COCOeval``,
-returning the 12 keys of :data:`tasks.coco.KEYS` ×100 (NaN where an area range has no ground truth).
+returning the 12 keys of :data:`tasks.coco.KEYS` ×100 (NaN where an area range has no ground truth). ``backend``
+picks pycocotools (the reference, default) or faster-coco-eval; ``scored_by`` names the one that computed.
 
 The inputs follow torchvision's detection convention (and :class:`tasks.coco.data.CocoDetectionDataModule`):
 ``preds`` a list of ``{"boxes": (N, 4) xyxy, "scores": (N,), "labels": (N,)}``, ``target`` a list of
@@ -50,8 +51,10 @@ class CocoDetectionMetric(Metric):
     higher_is_better = True
     full_state_update = False
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, backend: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.backend = backend  # None: $HARNESS_COCO_BACKEND or pycocotools (tasks.coco.score.resolve_backend)
+        self.scored_by = ""  # after compute: the library and version that computed the last result
         for name in _PRED_STATES + _TARGET_STATES:
             self.add_state(name, default=[], dist_reduce_fx=None)
 
@@ -102,9 +105,9 @@ class CocoDetectionMetric(Metric):
         references, detections = self._documents()
         if not references["annotations"]:
             return {key: torch.tensor(float("nan"), dtype=torch.float64) for key in KEYS}
-        return {
-            key: torch.tensor(value, dtype=torch.float64) for key, value in evaluate(references, detections).items()
-        }
+        scores = evaluate(references, detections, self.backend)
+        self.scored_by = scores.backend
+        return {key: torch.tensor(value, dtype=torch.float64) for key, value in scores.items()}
 
     def write_predictions(self, folder: Path, scoring: Scoring) -> dict[str, Path]:
         """``folder/detections_results.json``: the COCO results file of every detection held, image ``i`` (in
