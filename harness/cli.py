@@ -125,6 +125,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run, ingest, then show what was measured and the verdicts it gave (JSON: records, results and the ingest)."""
+    from harness.distributed import is_rank_zero
     from harness.records import written_records
     from harness.runner import run
     from harness.store import ingest
@@ -132,6 +133,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     quiet_lightning()
     paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint)
+    if not is_rank_zero():  # another process of a multi-process run (harness.distributed): rank 0 ingests
+        return 0
     result = ingest([*paths, *written_records()])  # by path: O(new), no scan of results/runs/
     rows = run_rows(paths, read_verdicts())
     if args.json:

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from harness.distributed import check_trainer, unpadded_test_loaders
 from harness.errors import HarnessError
 from harness.records import (
     RUN_ID_MAX,
@@ -200,6 +201,7 @@ def check_arguments(path: Path, resolved: dict[str, Any]) -> None:
     if not isinstance(trainer, dict):
         raise HarnessError(f"{path}: key 'trainer' is a mapping of pytorch_lightning.Trainer arguments")
     _unknown_arguments(pl.Trainer, trainer, "pytorch_lightning.Trainer", f"{path}: key 'trainer'")
+    check_trainer(trainer, f"{path}: key 'trainer'", bool(resolved.get("save_checkpoint")))  # harness.distributed
 
 
 def _set_dotted(config: dict[str, Any], dotted: str, value: Any) -> None:
@@ -299,14 +301,18 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     keeper = PredictionsKeeper([e.run_id for e in evaluations], runs_dir.parent)  # predictions -> artifacts
     callbacks = [*(trainer_args.get("callbacks") or []), keeper, RandomState()]
     trainer = pl.Trainer(**{**trainer_args, "callbacks": callbacks})
+    unpadded_test_loaders(datamodule)  # several processes: each test example seen once (harness.distributed)
     started = now()
     if resolved["fit"]:
         resume = last_checkpoint(run_dir)
         if resume is not None:
             print(f"resuming from {resume}", file=sys.stderr)
         trainer.fit(system, datamodule=datamodule, ckpt_path=resume)
-    artifacts = _save_checkpoint(system, runs_dir) if resolved.get("save_checkpoint") else {}
+    saving = resolved.get("save_checkpoint") and trainer.is_global_zero  # several processes: rank 0 writes
+    artifacts = _save_checkpoint(system, runs_dir) if saving else {}
     results = trainer.test(system, datamodule=datamodule, verbose=False)
+    if not trainer.is_global_zero:  # another process of a multi-process run: rank 0 writes the records
+        return []
     artifacts = {**cited, **_owned_artifacts(datamodule, system), **artifacts, **log_artifacts(loggers)}
     finished = now()
     if len(results) != len(evaluations):

@@ -29,6 +29,12 @@ Where this scorer decides what pycocotools does not:
   missing ``bbox``, ``area`` or ``iscrowd``, naming an unknown image or category, or with an annotation ``id``
   that is not a positive integer or not unique (pycocotools marks "unmatched" with id 0, so an object with id 0
   could be matched many times).
+
+Fast path: ``faster-coco-eval`` (``HARNESS_COCO_BACKEND=faster-coco-eval``, or ``backend=`` of :func:`evaluate`)
+runs the same protocol with matching and accumulation in C++; pycocotools stays the reference and the default.
+tests/tasks/coco/test_coco_backends.py checks that the two agree on all 12 numbers (to 1e-9 of a percentage point:
+float sums taken in another order), benchmarks/bench_coco.py prints the speed ratio. The result says which backend
+computed it (:class:`CocoScores` ``.backend``), and the detection systems cite it in their records.
 """
 
 from __future__ import annotations
@@ -37,8 +43,10 @@ import contextlib
 import io
 import json
 import math
+import os
 import warnings
 from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +57,8 @@ from tasks.coco import KEYS
 
 _SHOWN = 5  # ids quoted in a message before "..."
 RESULT_FIELDS = ("image_id", "category_id", "bbox", "score")
+REFERENCE = "pycocotools"  # the official COCO API: what records and ``harness score`` use unless told otherwise
+BACKEND_ENV = "HARNESS_COCO_BACKEND"
 
 
 # --- reading and checking the two files ------------------------------------------------------------------------
@@ -216,45 +226,94 @@ def coco_results(image_id: int, boxes_xyxy: Any, scores: Any, labels: Any) -> li
     ]
 
 
-def _indexed(dataset: dict[str, Any]) -> Any:
-    from pycocotools.coco import COCO
+def _documents(references: Mapping[str, Any]) -> dict[str, Any]:
+    """A fresh references document: both backends write into annotation dicts (``ignore``), so they get copies."""
+    return {
+        "images": list(references["images"]),
+        "annotations": [dict(ann) for ann in references["annotations"]],
+        "categories": list(references["categories"]),
+    }
 
-    coco = COCO()
+
+def _indexed(coco_class: type, dataset: dict[str, Any]) -> Any:
+    coco = coco_class()
     coco.dataset = dataset
     coco.createIndex()
     return coco
 
 
-def evaluate(references: Mapping[str, Any], detections: list[dict[str, Any]]) -> dict[str, float]:
-    """pycocotools' bbox evaluation of checked detections against checked references: the 12 keys, ×100.
-
-    The inputs are copied before pycocotools, which writes into annotation dicts, sees them.
-    """
+def _pycocotools_stats(references: Mapping[str, Any], detections: list[dict[str, Any]]) -> list[float]:
+    """The reference: pycocotools' ``COCOeval`` stats, its progress prints dropped."""
+    from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
 
     with contextlib.redirect_stdout(io.StringIO()):
-        gt = _indexed(
-            {
-                "images": list(references["images"]),
-                "annotations": [dict(ann) for ann in references["annotations"]],
-                "categories": list(references["categories"]),
-            }
-        )
+        gt = _indexed(COCO, _documents(references))
         if detections:
             dt = gt.loadRes([dict(det) for det in detections])
         else:  # loadRes cannot read an empty list: the same results object, with no annotations
             empty = {"images": list(references["images"]), "annotations": [], "categories": references["categories"]}
-            dt = _indexed(empty)
+            dt = _indexed(COCO, empty)
         coco_eval = COCOeval(gt, dt, iouType="bbox")
         coco_eval.evaluate()
         coco_eval.accumulate()
         coco_eval.summarize()
-    return {
-        key: float(stat) * 100.0 if stat >= 0 else math.nan for key, stat in zip(KEYS, coco_eval.stats, strict=True)
-    }
+    return list(coco_eval.stats)
 
 
-def score(references: Path, predictions: Path) -> dict[str, float]:
+def _faster_stats(references: Mapping[str, Any], detections: list[dict[str, Any]]) -> list[float]:
+    """The fast path: faster-coco-eval's ``COCOeval_faster`` (matching and accumulation in C++), same protocol."""
+    from faster_coco_eval.core import COCO, COCOeval_faster
+
+    gt = _indexed(COCO, _documents(references))
+    dt = gt.loadRes([dict(det) for det in detections])  # an empty list is read as "no detections" here
+    coco_eval = COCOeval_faster(gt, dt, iouType="bbox", print_function=lambda *args, **kwargs: None)
+    coco_eval.evaluate()
+    coco_eval.accumulate()
+    coco_eval.summarize()
+    return list(coco_eval.stats[: len(KEYS)])
+
+
+_BACKENDS = {"pycocotools": _pycocotools_stats, "faster-coco-eval": _faster_stats}
+
+
+class CocoScores(dict):
+    """The 12 keys of :data:`tasks.coco.KEYS` (a plain dict to every caller) plus ``backend``: the library and
+    version that computed them, e.g. ``"pycocotools 2.0.11"``."""
+
+    backend: str = ""
+
+
+def resolve_backend(backend: str | None = None) -> str:
+    """``backend``, else ``$HARNESS_COCO_BACKEND``, else the reference ``pycocotools``; an unknown name is an error,
+    and so is ``faster-coco-eval`` when it is not installed (it is never swapped in silently)."""
+    name = backend or os.environ.get(BACKEND_ENV) or REFERENCE
+    if name not in _BACKENDS:
+        raise HarnessError(f"COCO scoring backend {name!r} (${BACKEND_ENV}): choose one of {', '.join(_BACKENDS)}")
+    try:
+        version(name)
+    except PackageNotFoundError:
+        raise HarnessError(f"COCO scoring backend {name!r} is not installed (pip install {name})") from None
+    return name
+
+
+def evaluate(references: Mapping[str, Any], detections: list[dict[str, Any]], backend: str | None = None) -> CocoScores:
+    """Bbox evaluation of checked detections against checked references: the 12 keys, ×100, as :class:`CocoScores`.
+
+    ``backend`` (see :func:`resolve_backend`): ``pycocotools``, the reference, or ``faster-coco-eval``, the fast
+    path (tests/tasks/coco/test_coco_backends.py checks that both give the same 12 numbers). The inputs are copied
+    before a backend, which writes into annotation dicts, sees them.
+    """
+    name = resolve_backend(backend)
+    stats = _BACKENDS[name](references, detections)
+    scores = CocoScores(
+        (key, float(stat) * 100.0 if stat >= 0 else math.nan) for key, stat in zip(KEYS, stats, strict=True)
+    )
+    scores.backend = f"{name} {version(name)}"
+    return scores
+
+
+def score(references: Path, predictions: Path) -> CocoScores:
     """Score a COCO results file against an ``instances_*.json`` file (see the module docstring)."""
     references, predictions = Path(references), Path(predictions)
     gt = check_references(read_json(references), references)

@@ -2,7 +2,8 @@
 IoU 0.50:0.95, 0.50, 0.75 and by object size), logged under the harness's metric names ``test/ap`` ...
 
 A system that mixes in :class:`CocoTestSteps` provides ``detect(images) -> [{"boxes", "scores", "labels"}]`` with
-boxes in each image's own pixel coordinates (x1, y1, x2, y2) and labels as COCO category ids.
+boxes in each image's own pixel coordinates (x1, y1, x2, y2) and labels as COCO category ids. The run's records cite
+the scorer that computed the AP (``artifacts.coco_scorer``, e.g. ``pycocotools 2.0.11``; tasks.coco.score).
 """
 
 from __future__ import annotations
@@ -47,4 +48,5 @@ class CocoTestSteps:
             suffix = f"/dataloader_idx_{index}" if len(self.test_metrics) > 1 else ""
             for key, name in METRIC_NAMES.items():
                 self.log(f"test/{name}{suffix}", float(values[key]), add_dataloader_idx=False)
+            self.record_artifacts = {**getattr(self, "record_artifacts", {}), "coco_scorer": metric.scored_by}
             metric.reset()

@@ -52,6 +52,7 @@ def test_one_training_step_and_coco_metrics(tmp_path):
     assert math.isfinite(trainer.callback_metrics["train/loss"].item())
     (results,) = trainer.test(system, datamodule=data, verbose=False)
     assert set(results) == {f"test/{m}" for m in ("ap", "ap50", "ap75", "aps", "apm", "apl")}
+    assert system.record_artifacts["coco_scorer"].startswith("pycocotools ")  # the reference, cited in the records
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)

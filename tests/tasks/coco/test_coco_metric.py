@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -62,3 +63,37 @@ def test_metric_defaults_crowd_to_0_and_area_to_the_box() -> None:
 def test_metric_rejects_mismatched_batches() -> None:
     with pytest.raises(ValueError, match="1 predictions for 2 images"):
         CocoDetectionMetric().update([{}], [{}, {}])
+
+
+def _compute_on(rank: int, world: int, init_file: str, images: list, out: Path) -> None:
+    """One process of a gloo group: update with images ``rank, rank + world, ...``, compute (gathered), write."""
+    torch.distributed.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    metric = CocoDetectionMetric()
+    for preds, targets in images[rank::world]:
+        metric.update(preds, targets)
+    values = {key: float(value) for key, value in metric.compute().items()}
+    (out / f"{rank}.json").write_text(json.dumps(values))
+    torch.distributed.destroy_process_group()
+
+
+def test_two_processes_with_unequal_image_counts_gather_every_image(tmp_path: Path) -> None:
+    """The states are gathered as one tensor each: 2 images on rank 0 and 1 on rank 1 (an un-padded split of 3)
+    give the single-process numbers (harness.distributed)."""
+    example(tmp_path, "coco-detection")
+    dm = CocoDetectionDataModule(tmp_path, batch_size=1)
+    dm.setup("test")
+    ids = [
+        image["id"] for image in json.loads((tmp_path / "annotations" / "instances_val2017.json").read_text())["images"]
+    ]
+    images = [
+        (preds_for([image_id]), targets) for image_id, (_, targets) in zip(ids, dm.test_dataloader(), strict=True)
+    ]
+    single = CocoDetectionMetric()
+    for preds, targets in images:
+        single.update(preds, targets)
+    expected = {key: float(value) for key, value in single.compute().items()}
+    torch.multiprocessing.start_processes(
+        _compute_on, args=(2, str(tmp_path / "rendezvous"), images, tmp_path), nprocs=2, start_method="fork"
+    )
+    for rank in (0, 1):
+        assert json.loads((tmp_path / f"{rank}.json").read_text()) == pytest.approx(expected, abs=1e-9, nan_ok=True)
