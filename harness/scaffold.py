@@ -264,7 +264,7 @@ harness claims --paper $paper
 reports) and `configs/<tier>.yaml` (one file per tier); the harness's docs/plugins.md describes each.
 """
 
-GITIGNORE = "/results/\n/data/\n/.venv\n__pycache__/\n*.egg-info/\n"
+GITIGNORE = "/results/\n/data/\n/.venv\n/build/\n__pycache__/\n*.egg-info/\n"
 
 
 def default_dest(paper: str, cwd: Path | None = None) -> Path:
