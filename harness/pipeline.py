@@ -110,6 +110,8 @@ def command(
     """``harness pipeline generate`` (dvc.yaml and params.yaml in ``root``) or ``harness pipeline stage PAPER``."""
     from harness import registry
 
+    if not root.is_dir():
+        raise PipelineError(f"{root}: not a folder (the repository to write dvc.yaml and params.yaml into)")
     layout = layout_for(root, papers)
     if action == "stage":
         return stage(str(paper), layout)
