@@ -130,12 +130,32 @@ def _config(toy: Path, **changes) -> Path:
         ({"evaluate": [{"dataset": "digits/v2", "split": "test"}]},
          r"smoke-changed.yaml: key 'evaluate\[0\].dataset': 'digits/v2' cannot be part of a run id"),
         ({"evaluate": [{"dataset": "digits", "split": "x" * 200}]}, r"key 'evaluate\[0\]': its run id would be 2\d\d characters"),
+        ({"system__init_args": [1]}, r"key 'system.init_args' is a mapping of argument names to values, not \[1\]"),
+        ({"data__init_args__data_root": 5}, r"key 'data.init_args.data_root' is a path, not 5"),
+        ({"overrides": {"toy-mlp": [1]}}, r"key 'overrides.toy-mlp' is a mapping of dotted key to value"),
+        ({"model": 5}, r"key 'model' is a model id, not 5"),
+        ({"fit": "yes"}, r"key 'fit' is true or false, not 'yes'"),
+        ({"prepare__args": [1]}, r"key 'prepare.args' is a mapping of keyword arguments, not \[1\]"),
+        ({"protocol": ["a"]}, r"key 'protocol' is a protocol name"),
     ],
 )  # fmt: skip
 def test_bad_configs_fail_before_training(toy: Path, changes: dict, message: str) -> None:
     with pytest.raises(HarnessError, match=message):
         runner.run("toy-paper", "smoke", config_path=_config(toy, **changes), runs_dir=Path("results/runs"))
     assert not (toy / "data").exists()  # nothing was prepared, nothing trained
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b"tier: smoke\n  bad: [\n", r"bad.yaml:2: invalid YAML: mapping values are not allowed here$"),
+        (b"tier: smoke # caf\xe9\n", r"bad.yaml: not UTF-8 text \(byte 17: invalid continuation byte\)$"),
+    ],
+)
+def test_a_config_that_is_not_yaml_is_one_line(toy: Path, text: bytes, message: str) -> None:
+    (toy / "bad.yaml").write_bytes(text)
+    with pytest.raises(HarnessError, match=message):
+        runner.run("toy-paper", "smoke", config_path=toy / "bad.yaml", runs_dir=Path("results/runs"))
 
 
 def test_a_seed_out_of_range_on_the_command_line(toy: Path) -> None:
