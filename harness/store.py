@@ -673,8 +673,17 @@ def ingest(
                 break
             except Refused:
                 continue  # again, without the records now in ``refused``
+            except (OSError, duckdb.IOException, duckdb.TransactionException) as exc:  # e.g. a full disk: void
+                raise _unwritable(db_path, runs_dir, exc) from exc
     result.errors += [f"{path}: the database cannot hold this record: {why}" for path, why in refused.items()]
     return result
+
+
+def _unwritable(db_path: Path, runs_dir: Path, exc: Exception) -> HarnessError:
+    """The one-line error of an ingest whose write failed (a full disk, a read-only folder)."""
+    why = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
+    kept = f"the database is as it was and the records stay in {runs_dir}/; run `harness ingest` once fixed"
+    return HarnessError(f"{db_path}: cannot write the database: {why}; {kept}")
 
 
 if __name__ == "__main__":  # a validating worker of _parse_in_processes: paths (JSON list) in, NDJSON out

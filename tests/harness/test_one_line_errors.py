@@ -223,3 +223,73 @@ def test_train_ids_against_label_ids_are_an_error_not_zero(tmp_path: Path) -> No
         score(tmp_path / "gtFine" / "val", predictions)
     Image.fromarray(gt).save(predictions / "aachen_000000_000019.png")
     assert score(tmp_path / "gtFine" / "val", predictions)["miou"] == 100.0
+
+
+# --- a disk that fills up during an ingest ------------------------------------------------------------------------
+
+FULL_DISK_INGEST = """
+import json, shutil, subprocess, sys
+from pathlib import Path
+from harness.errors import HarnessError
+from harness.store import ingest
+
+results, records = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]]
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(results)], check=True)
+runs, db, filler = results / "runs", results / "harness.duckdb", results / "filler"
+runs.mkdir()
+
+def fill():  # a real filesystem with no space left
+    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=4k"], capture_output=True)
+
+def attempt():
+    try:
+        return ingest(runs_dir=runs, db_path=db).total
+    except HarnessError as exc:
+        return str(exc)
+
+shutil.copy(records[0], runs)
+fill()
+outcomes = [attempt()]  # the first ingest builds the database in a temp file
+filler.unlink()
+outcomes.append(attempt())
+shutil.copy(records[1], runs)
+fill()
+outcomes.append(attempt())  # a later ingest updates it in one transaction
+filler.unlink()
+outcomes.append(attempt())
+print(json.dumps(outcomes))
+"""
+
+
+def _can_mount_a_tmpfs() -> bool:
+    import shutil
+    import subprocess
+
+    if not shutil.which("unshare"):
+        return False
+    probe = subprocess.run(["unshare", "-r", "-m", "mount", "-t", "tmpfs", "tmpfs", "/mnt"], capture_output=True)
+    return probe.returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _can_mount_a_tmpfs(), reason="needs `unshare -r -m` (user and mount namespaces)")
+def test_a_disk_that_fills_up_during_ingest_is_one_error_and_loses_nothing(tmp_path: Path) -> None:
+    """On a real, small tmpfs (mounted in a private namespace): the database write fails with one error naming the
+    database, the records stay, and once space is back the next ingest holds them all."""
+    import subprocess
+    import sys
+
+    (tmp_path / "results").mkdir()
+    paths = []
+    for seed in (0, 1):
+        record = make_record(seed=seed)
+        paths.append(tmp_path / f"{record.run_id}.json")
+        paths[-1].write_text(record.to_json())
+    argv = ["unshare", "-r", "-m", sys.executable, "-c", FULL_DISK_INGEST, str(tmp_path / "results"), *map(str, paths)]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    first, recovered, later, again = json.loads(done.stdout)
+    for error in (first, later):
+        assert error.startswith(f"{tmp_path}/results/harness.duckdb: cannot write the database: ") and "\n" not in error
+        assert "No space left on device" in error and "the records stay in" in error
+    assert (recovered, again) == (1, 2)
