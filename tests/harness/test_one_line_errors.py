@@ -177,6 +177,22 @@ def test_report_without_or_with_a_corrupt_database_says_to_ingest(tmp_path: Path
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+def test_a_damaged_database_says_to_rebuild_it(tmp_path: Path) -> None:
+    """A truncated database file still opens (its header is there) but its tables cannot be read: one line saying to
+    rebuild (``ingest --rebuild``: tests/harness/test_store.py), not a DuckDB traceback."""
+    from harness.store import ingest
+
+    runs, db = tmp_path / "results" / "runs", tmp_path / "results" / "harness.duckdb"
+    records.write_record(make_record(), runs)
+    assert ingest(runs_dir=runs, db_path=db).total == 1
+    with db.open("r+b") as handle:
+        handle.truncate(db.stat().st_size // 4)
+    done = harness_cli("report", cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "harness.duckdb: cannot read the database (IO Error: " in done.stderr
+    assert "run `harness ingest --rebuild` to build it again from results/runs/" in done.stderr
+
+
 def test_nan_metrics_give_valid_json(toy_site: Path, tmp_path: Path) -> None:
     """A record whose metric is NaN (a diverged run) is judged; ``report --json`` stays JSON (null, not NaN)."""
     record = tmp_path / "nan.json"
