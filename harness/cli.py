@@ -251,6 +251,8 @@ def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
     for name, path in [("--references", args.references), ("--predictions", args.predictions), *options.items()]:
         if not Path(path).exists():
             raise HarnessError(f"{path}: file given to {name} does not exist")
+        if not (Path(path).is_file() or Path(path).is_dir()):  # a FIFO would block, /dev/zero fill the memory
+            raise HarnessError(f"{path}: given to {name} but not a regular file or folder (a FIFO or device)")
     if task.protocol:
         print(f"harness: note: {task.id} scores with protocol {task.protocol!r}", file=sys.stderr)
     result = task.scorer()(Path(args.references), Path(args.predictions), **{k: Path(v) for k, v in options.items()})

@@ -45,6 +45,21 @@ def test_ingest_reports_a_fifo_and_still_loads_the_good_record(tmp_path: Path) -
     assert "fifo.json: not a regular file" in done.stderr and "the database holds 1 run(s)" in done.stderr
 
 
+def test_score_refuses_a_fifo_or_a_device(tmp_path: Path) -> None:
+    """``harness score`` on a FIFO blocked for ever, on /dev/zero read until memory ran out (a traceback)."""
+    os.mkfifo(tmp_path / "fifo.csv")
+    (tmp_path / "refs.csv").write_text("id,label\na,n01440764\n")
+    for references, predictions, bad in [
+        ("fifo.csv", "refs.csv", "--references"),
+        ("refs.csv", "/dev/zero", "--predictions"),
+    ]:
+        done = harness_cli(
+            "score", "imagenet-1k", "--references", references, "--predictions", predictions, cwd=tmp_path
+        )
+        assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+        assert f"given to {bad} but not a regular file or folder (a FIFO or device)" in done.stderr
+
+
 def test_deeply_nested_json_is_one_error(tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_text("[" * 100_000 + "]" * 100_000)
