@@ -324,3 +324,22 @@ def test_a_disk_that_fills_up_during_ingest_is_one_error_and_loses_nothing(tmp_p
         assert error.startswith(f"{tmp_path}/results/harness.duckdb: cannot write the database: ") and "\n" not in error
         assert "No space left on device" in error and "the records stay in" in error
     assert (recovered, again) == (1, 2)
+
+
+def test_coco_category_indices_against_coco_ids_are_an_error_not_zero(tmp_path: Path) -> None:
+    """Detections whose category ids are none of the references' (contiguous indices 0..79 against COCO's 1..90)
+    scored AP 0 with a warning; now an error. Some unknown ids among known ones stay a warning (pycocotools ignores
+    those detections)."""
+    from tasks.coco.fixtures import example
+    from tasks.coco.score import score
+
+    files = example(tmp_path, "coco-detection")
+    detections = json.loads(files["predictions"].read_text())
+    predictions = tmp_path / "indices.json"
+    predictions.write_text(json.dumps([{**det, "category_id": det["category_id"] + 1000} for det in detections]))
+    with pytest.raises(HarnessError, match=r"indices.json: none of the detections' category ids \(10\d\d"):
+        score(files["references"], predictions)
+    some = [{**det, "category_id": det["category_id"] + 1000 * (index == 0)} for index, det in enumerate(detections)]
+    predictions.write_text(json.dumps(some))
+    with pytest.warns(UserWarning, match="that .* does not define; pycocotools ignores them"):
+        assert set(score(files["references"], predictions)) >= {"AP", "AP50"}
