@@ -204,6 +204,23 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_new(args: argparse.Namespace) -> int:
+    """Scaffold a reproduction as its own package (harness/scaffold.py)."""
+    from harness.scaffold import default_dest, scaffold
+
+    dest = scaffold(args.paper, Path(args.dest) if args.dest else default_dest(args.paper), args.title, args.arxiv)
+    print(f"{dest}: a new reproduction package; `pip install -e {dest}`, then `harness list` (its README.md)")
+    return 0
+
+
+def cmd_pipeline(args: argparse.Namespace) -> int:
+    """A DVC pipeline (dvc.yaml, params.yaml) for a plugin's own repository, or run one of its stages."""
+    from harness.pipeline import command
+
+    return command(args.action, Path(getattr(args, "out", ".")), getattr(args, "paper", None),
+                   getattr(args, "papers", None), getattr(args, "check", False))  # fmt: skip
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """Replace this process with ``streamlit run leaderboard/app.py``: headless (no browser is opened), no telemetry."""
     import importlib.util
@@ -237,6 +254,8 @@ def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
     for name, path in [("--references", args.references), ("--predictions", args.predictions), *options.items()]:
         if not Path(path).exists():
             raise HarnessError(f"{path}: file given to {name} does not exist")
+        if not (Path(path).is_file() or Path(path).is_dir()):  # a FIFO would block, /dev/zero fill the memory
+            raise HarnessError(f"{path}: given to {name} but not a regular file or folder (a FIFO or device)")
     if task.protocol:
         print(f"harness: note: {task.id} scores with protocol {task.protocol!r}", file=sys.stderr)
     result = task.scorer()(Path(args.references), Path(args.predictions), **{k: Path(v) for k, v in options.items()})
@@ -326,13 +345,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="127.0.0.1", help="interface to listen on (0.0.0.0: every interface)")
     p.add_argument("--db", default="results/harness.duckdb", help="the database to show (default: %(default)s)")
+    p = command("new", "scaffold a new reproduction as its own package (outside this repository)", json_flag=False)
+    p.add_argument("paper", help="the paper id, e.g. my-paper (its package: my_paper)")
+    p.add_argument("--dest", help="the folder to create (default: ./harness-PAPER, beside the harness's checkout)")
+    p.add_argument("--title", help="the paper's title")
+    p.add_argument("--arxiv", help="the paper's arXiv id with its version (default: a placeholder to replace)")
+    actions = command("pipeline", "a DVC pipeline for a plugin's repository", json_flag=False).add_subparsers(
+        dest="action", required=True
+    )
+    p = actions.add_parser("generate", help="write dvc.yaml and params.yaml for the papers of a plugin's repository")
+    p.add_argument("--out", default=".", help="the repository's root (default: the current folder)")
+    p.add_argument("--paper", dest="papers", action="append", help="a paper to include (default: those under --out)")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 when either file is stale")
+    actions.add_parser("stage", help="run one paper's tiers as params.yaml lists them").add_argument("paper")
     return parser
 
 
 HANDLERS = {
     "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
     "ingest": cmd_ingest, "export": cmd_export, "rescore": cmd_rescore, "report": cmd_report,
-    "leaderboard": cmd_leaderboard,
+    "leaderboard": cmd_leaderboard, "new": cmd_new, "pipeline": cmd_pipeline,
 }  # fmt: skip
 
 

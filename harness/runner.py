@@ -93,8 +93,13 @@ def read_config(path: Path, tier: str, allowed: set[str], what: str = "a tier co
         config = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise HarnessError(f"{path}: cannot read config: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise HarnessError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except yaml.YAMLError as exc:
-        raise HarnessError(f"{path}: invalid YAML: {exc}") from exc
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+        raise HarnessError(f"{where}: invalid YAML: {problem}") from None
     if not isinstance(config, dict):
         raise HarnessError(f"{path}: {what} is a mapping")
     unknown = set(config) - allowed
@@ -103,6 +108,38 @@ def read_config(path: Path, tier: str, allowed: set[str], what: str = "a tier co
     if config.get("tier", tier) != tier:
         raise HarnessError(f"{path}: key 'tier' is {config['tier']!r} but the run asked for tier {tier!r}")
     return config
+
+
+TYPES = {  # dotted key -> (type, what a wrong value is told): what the runner relies on before anything runs
+    "tier": (str, "a tier name"),
+    "model": (str, "a model id"),
+    "protocol": (str, "a protocol name"),
+    "fit": (bool, "true or false"),
+    "trainer": (dict, "a mapping of pytorch_lightning.Trainer arguments"),
+    "overrides": (dict, "a mapping of model id to {dotted key: value}"),
+    "prepare": (dict, "a mapping with 'function' (and optional 'args')"),
+    "prepare.function": (str, "'module:function'"),
+    "prepare.args": (dict, "a mapping of keyword arguments"),
+    "system.class_path": (str, "'module:Class'"),
+    "system.init_args": (dict, "a mapping of argument names to values"),
+    "data.class_path": (str, "'module:Class'"),
+    "data.init_args": (dict, "a mapping of argument names to values"),
+    "data.init_args.data_root": (str, "a path"),
+}
+
+
+def check_types(path: Path, config: dict[str, Any]) -> None:
+    """Each key of :data:`TYPES` that a config gives has its type (so a list where a mapping belongs is an error
+    naming the key, not a TypeError after the data was prepared); ``overrides`` rows are mappings too."""
+    for dotted, (kind, what) in TYPES.items():
+        node: Any = config
+        for part in dotted.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is not None and not isinstance(node, kind):
+            raise HarnessError(f"{path}: key {dotted!r} is {what}, not {node!r}")
+    for model, row in (config.get("overrides") or {}).items():
+        if not isinstance(row, dict):
+            raise HarnessError(f"{path}: key 'overrides.{model}' is a mapping of dotted key to value, not {row!r}")
 
 
 def load_config(path: Path, tier: str) -> dict[str, Any]:
@@ -114,6 +151,7 @@ def load_config(path: Path, tier: str) -> dict[str, Any]:
     for key in ("system", "data"):
         if not isinstance(config[key], dict) or "class_path" not in config[key]:
             raise HarnessError(f"{path}: key {key!r} needs 'class_path' (and optional 'init_args')")
+    check_types(path, config)
     entries = config["evaluate"]
     if (
         not isinstance(entries, list)

@@ -139,16 +139,25 @@ def _connect(db_path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
 def query(sql: str, params: Sequence[Any] = (), db_path: Path = DB_PATH) -> list[dict[str, Any]]:
     """Run one read-only query and return its rows as dicts (the connection is closed before returning)."""
     with connect_readonly(db_path) as con:
-        cursor = con.execute(sql, list(params))
-        names = [column[0] for column in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        try:
+            cursor = con.execute(sql, list(params))
+            names = [column[0] for column in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        except duckdb.Error as exc:  # a damaged file (e.g. truncated): its header reads, a table does not
+            why = str(exc).splitlines()[0]
+            fix = "run `harness ingest --rebuild` to build it again from results/runs/"
+            raise UnreadableDatabase(f"{db_path}: cannot read the database ({why}); {fix}") from exc
+
+
+class UnreadableDatabase(HarnessError):
+    """A database file that opens but cannot be read (a damaged file)."""
 
 
 def store_version(db_path: Path = DB_PATH) -> int | None:
     """The ``STORE_VERSION`` that wrote the database (None when it is not a harness database at all)."""
     try:
         return int(query("SELECT store_version FROM meta", db_path=db_path)[0]["store_version"])
-    except (duckdb.Error, IndexError, TypeError, ValueError):
+    except (duckdb.Error, UnreadableDatabase, IndexError, TypeError, ValueError):
         return None
 
 
@@ -679,8 +688,18 @@ def ingest(
                 break
             except Refused:
                 continue  # again, without the records now in ``refused``
+            except (OSError, duckdb.IOException, duckdb.TransactionException) as exc:  # e.g. a full disk: void
+                raise _unwritable(db_path, runs_dir, exc) from exc
     result.errors += [f"{path}: the database cannot hold this record: {why}" for path, why in refused.items()]
     return result
+
+
+def _unwritable(db_path: Path, runs_dir: Path, exc: Exception) -> HarnessError:
+    """The one-line error of an ingest whose write failed (a full disk, a read-only folder)."""
+    why = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
+    kept = f"the database is as it was and the records stay in {runs_dir}/; once fixed, run `harness ingest`"
+    kept += " (with --rebuild if the database file is damaged)"
+    return HarnessError(f"{db_path}: cannot write the database: {why}; {kept}")
 
 
 if __name__ == "__main__":  # a validating worker of _parse_in_processes: paths (JSON list) in, NDJSON out

@@ -201,6 +201,11 @@ def check_detections(doc: Any, path: Path, references: Mapping[str, Any], refere
             f"{path}: [{index}].image_id: {first} is not an image of {references_path} "
             f"({len(unknown_images)} unknown image id(s): {_listing(sorted(unknown_images))})"
         )
+    if detections and all(det["category_id"] in unknown_categories for det in detections):
+        raise HarnessError(  # e.g. contiguous class indices 0..79 against COCO's ids 1..90: every score would be 0
+            f"{path}: none of the detections' category ids ({_listing(sorted(unknown_categories))}) is a category of "
+            f"{references_path} ({_listing(sorted(category_ids))}): are they class indices rather than COCO ids?"
+        )
     if unknown_categories:
         warnings.warn(
             f"{path}: detections of category id(s) {_listing(sorted(unknown_categories))} that {references_path} "

@@ -45,6 +45,21 @@ def test_ingest_reports_a_fifo_and_still_loads_the_good_record(tmp_path: Path) -
     assert "fifo.json: not a regular file" in done.stderr and "the database holds 1 run(s)" in done.stderr
 
 
+def test_score_refuses_a_fifo_or_a_device(tmp_path: Path) -> None:
+    """``harness score`` on a FIFO blocked for ever, on /dev/zero read until memory ran out (a traceback)."""
+    os.mkfifo(tmp_path / "fifo.csv")
+    (tmp_path / "refs.csv").write_text("id,label\na,n01440764\n")
+    for references, predictions, bad in [
+        ("fifo.csv", "refs.csv", "--references"),
+        ("refs.csv", "/dev/zero", "--predictions"),
+    ]:
+        done = harness_cli(
+            "score", "imagenet-1k", "--references", references, "--predictions", predictions, cwd=tmp_path
+        )
+        assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+        assert f"given to {bad} but not a regular file or folder (a FIFO or device)" in done.stderr
+
+
 def test_deeply_nested_json_is_one_error(tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_text("[" * 100_000 + "]" * 100_000)
@@ -130,12 +145,32 @@ def _config(toy: Path, **changes) -> Path:
         ({"evaluate": [{"dataset": "digits/v2", "split": "test"}]},
          r"smoke-changed.yaml: key 'evaluate\[0\].dataset': 'digits/v2' cannot be part of a run id"),
         ({"evaluate": [{"dataset": "digits", "split": "x" * 200}]}, r"key 'evaluate\[0\]': its run id would be 2\d\d characters"),
+        ({"system__init_args": [1]}, r"key 'system.init_args' is a mapping of argument names to values, not \[1\]"),
+        ({"data__init_args__data_root": 5}, r"key 'data.init_args.data_root' is a path, not 5"),
+        ({"overrides": {"toy-mlp": [1]}}, r"key 'overrides.toy-mlp' is a mapping of dotted key to value"),
+        ({"model": 5}, r"key 'model' is a model id, not 5"),
+        ({"fit": "yes"}, r"key 'fit' is true or false, not 'yes'"),
+        ({"prepare__args": [1]}, r"key 'prepare.args' is a mapping of keyword arguments, not \[1\]"),
+        ({"protocol": ["a"]}, r"key 'protocol' is a protocol name"),
     ],
 )  # fmt: skip
 def test_bad_configs_fail_before_training(toy: Path, changes: dict, message: str) -> None:
     with pytest.raises(HarnessError, match=message):
         runner.run("toy-paper", "smoke", config_path=_config(toy, **changes), runs_dir=Path("results/runs"))
     assert not (toy / "data").exists()  # nothing was prepared, nothing trained
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b"tier: smoke\n  bad: [\n", r"bad.yaml:2: invalid YAML: mapping values are not allowed here$"),
+        (b"tier: smoke # caf\xe9\n", r"bad.yaml: not UTF-8 text \(byte 17: invalid continuation byte\)$"),
+    ],
+)
+def test_a_config_that_is_not_yaml_is_one_line(toy: Path, text: bytes, message: str) -> None:
+    (toy / "bad.yaml").write_bytes(text)
+    with pytest.raises(HarnessError, match=message):
+        runner.run("toy-paper", "smoke", config_path=toy / "bad.yaml", runs_dir=Path("results/runs"))
 
 
 def test_a_seed_out_of_range_on_the_command_line(toy: Path) -> None:
@@ -155,6 +190,22 @@ def test_report_without_or_with_a_corrupt_database_says_to_ingest(tmp_path: Path
     done = harness_cli("report", cwd=tmp_path)
     assert done.returncode == 2 and "run `harness ingest`" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_damaged_database_says_to_rebuild_it(tmp_path: Path) -> None:
+    """A truncated database file still opens (its header is there) but its tables cannot be read: one line saying to
+    rebuild (``ingest --rebuild``: tests/harness/test_store.py), not a DuckDB traceback."""
+    from harness.store import ingest
+
+    runs, db = tmp_path / "results" / "runs", tmp_path / "results" / "harness.duckdb"
+    records.write_record(make_record(), runs)
+    assert ingest(runs_dir=runs, db_path=db).total == 1
+    with db.open("r+b") as handle:
+        handle.truncate(db.stat().st_size // 4)
+    done = harness_cli("report", cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "harness.duckdb: cannot read the database (IO Error: " in done.stderr
+    assert "run `harness ingest --rebuild` to build it again from results/runs/" in done.stderr
 
 
 def test_nan_metrics_give_valid_json(toy_site: Path, tmp_path: Path) -> None:
@@ -203,3 +254,92 @@ def test_train_ids_against_label_ids_are_an_error_not_zero(tmp_path: Path) -> No
         score(tmp_path / "gtFine" / "val", predictions)
     Image.fromarray(gt).save(predictions / "aachen_000000_000019.png")
     assert score(tmp_path / "gtFine" / "val", predictions)["miou"] == 100.0
+
+
+# --- a disk that fills up during an ingest ------------------------------------------------------------------------
+
+FULL_DISK_INGEST = """
+import json, shutil, subprocess, sys
+from pathlib import Path
+from harness.errors import HarnessError
+from harness.store import ingest
+
+results, records = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]]
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(results)], check=True)
+runs, db, filler = results / "runs", results / "harness.duckdb", results / "filler"
+runs.mkdir()
+
+def fill():  # a real filesystem with no space left
+    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=4k"], capture_output=True)
+
+def attempt():
+    try:
+        return ingest(runs_dir=runs, db_path=db).total
+    except HarnessError as exc:
+        return str(exc)
+
+shutil.copy(records[0], runs)
+fill()
+outcomes = [attempt()]  # the first ingest builds the database in a temp file
+filler.unlink()
+outcomes.append(attempt())
+shutil.copy(records[1], runs)
+fill()
+outcomes.append(attempt())  # a later ingest updates it in one transaction
+filler.unlink()
+outcomes.append(attempt())
+print(json.dumps(outcomes))
+"""
+
+
+def _can_mount_a_tmpfs() -> bool:
+    import shutil
+    import subprocess
+
+    if not shutil.which("unshare"):
+        return False
+    probe = subprocess.run(["unshare", "-r", "-m", "mount", "-t", "tmpfs", "tmpfs", "/mnt"], capture_output=True)
+    return probe.returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _can_mount_a_tmpfs(), reason="needs `unshare -r -m` (user and mount namespaces)")
+def test_a_disk_that_fills_up_during_ingest_is_one_error_and_loses_nothing(tmp_path: Path) -> None:
+    """On a real, small tmpfs (mounted in a private namespace): the database write fails with one error naming the
+    database, the records stay, and once space is back the next ingest holds them all."""
+    import subprocess
+    import sys
+
+    (tmp_path / "results").mkdir()
+    paths = []
+    for seed in (0, 1):
+        record = make_record(seed=seed)
+        paths.append(tmp_path / f"{record.run_id}.json")
+        paths[-1].write_text(record.to_json())
+    argv = ["unshare", "-r", "-m", sys.executable, "-c", FULL_DISK_INGEST, str(tmp_path / "results"), *map(str, paths)]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    first, recovered, later, again = json.loads(done.stdout)
+    for error in (first, later):
+        assert error.startswith(f"{tmp_path}/results/harness.duckdb: cannot write the database: ") and "\n" not in error
+        assert "No space left on device" in error and "the records stay in" in error
+    assert (recovered, again) == (1, 2)
+
+
+def test_coco_category_indices_against_coco_ids_are_an_error_not_zero(tmp_path: Path) -> None:
+    """Detections whose category ids are none of the references' (contiguous indices 0..79 against COCO's 1..90)
+    scored AP 0 with a warning; now an error. Some unknown ids among known ones stay a warning (pycocotools ignores
+    those detections)."""
+    from tasks.coco.fixtures import example
+    from tasks.coco.score import score
+
+    files = example(tmp_path, "coco-detection")
+    detections = json.loads(files["predictions"].read_text())
+    predictions = tmp_path / "indices.json"
+    predictions.write_text(json.dumps([{**det, "category_id": det["category_id"] + 1000} for det in detections]))
+    with pytest.raises(HarnessError, match=r"indices.json: none of the detections' category ids \(10\d\d"):
+        score(files["references"], predictions)
+    some = [{**det, "category_id": det["category_id"] + 1000 * (index == 0)} for index, det in enumerate(detections)]
+    predictions.write_text(json.dumps(some))
+    with pytest.warns(UserWarning, match="that .* does not define; pycocotools ignores them"):
+        assert set(score(files["references"], predictions)) >= {"AP", "AP50"}
