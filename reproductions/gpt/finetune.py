@@ -13,7 +13,8 @@ multiple choice ``race``, ``race-m``, ``race-h``, ``story-cloze``   ``<s> contex
 
 QNLI's pair is (question, sentence) as GLUE orders it. STS-B is a regression (one output, squared error; GLUE scores
 it by correlation); the report does not say how it trained STS-B. RACE's context is the article then the question;
-when the two are longer than ``max_part`` symbols the article's end is cut so that the question is kept whole.
+when the two are longer than their room (``max_part`` symbols, or with ``max_length`` what the longest answer leaves)
+the article's end is cut so that the question is kept whole.
 
 Texts are read as the pre-training corpus reads (WikiText's tokenisation, :func:`tasks.debian_corpora.tokenize`),
 then encoded with the BPE the pre-training trained on ``data_root/<corpus>`` (:func:`reproductions.gpt.data.
@@ -90,10 +91,15 @@ def task_input(task: str) -> TaskInput:
 class GPTInputs:
     """Raw text columns of a batch -> Figure 1's sequences for ``kind``, right-padded: ``(ids, mask)``.
 
-    ``tokenizer`` is set at the data module's ``setup`` (the BPE is trained there on first use)."""
+    Each part keeps its first ``max_part`` symbols; with ``max_length`` a multiple-choice context (article and
+    question) keeps as many as the sequence has room for beside the longest answer. ``tokenizer`` is set at the data
+    module's ``setup`` (the BPE is trained there on first use)."""
 
-    def __init__(self, kind: str, vocab: int, max_part: int, tokenizer: Any = None) -> None:
+    def __init__(
+        self, kind: str, vocab: int, max_part: int, max_length: int | None = None, tokenizer: Any = None
+    ) -> None:
         self.kind, self.special, self.max_part, self.tokenizer = kind, Specials(vocab), max_part, tokenizer
+        self.max_length = max_length
 
     def encode(self, text: str) -> list[int]:
         """The BPE ids of ``text`` read as the LM corpus reads (its WikiText-style tokens)."""
@@ -110,9 +116,11 @@ class GPTInputs:
         if self.kind == "similarity":
             return transforms.similarity(self.encode(fields[0]), self.encode(fields[1]), s, cut)
         context, question, options = fields
-        asked = self.encode(question)[:cut]
-        context_part = self.encode(context)[: max(cut - len(asked), 0)] + asked
-        return transforms.multiple_choice(context_part, [self.encode(option) for option in options], s, cut)
+        answers = [self.encode(option)[:cut] for option in options]
+        room = cut if self.max_length is None else self.max_length - 3 - max(map(len, answers), default=0)
+        asked = self.encode(question)[: max(room, 0)]
+        context_part = self.encode(context)[: max(room - len(asked), 0)] + asked
+        return transforms.multiple_choice(context_part, answers, s, max(len(context_part), cut))
 
     def __call__(self, rows: Sequence[Sequence[Any]]) -> tuple[torch.Tensor, torch.Tensor]:
         """``rows``: each example's raw fields."""
@@ -204,6 +212,8 @@ class GPTTaskDataModule(pl.LightningDataModule):
         vocab: BPE symbols (the model's vocabulary; the special ids follow it).
         corpus: the pre-training corpus the BPE was trained on.
         max_part: symbols kept of each part of a sequence (the sequence adds start, delimiter and extract).
+        max_length: multiple choice: the longest sequence (the model's positions); the context keeps what room the
+            longest answer leaves (``None``: ``max_part``, as any other part).
         batch_size: examples per batch.
         num_workers: data-loader worker processes.
         released_bpe: the released model folder: encode with its vocabulary (``data.released_tokenizer``).
@@ -218,6 +228,7 @@ class GPTTaskDataModule(pl.LightningDataModule):
         vocab: int = 40478,
         corpus: str = "debian-lm",
         max_part: int = 254,
+        max_length: int | None = None,
         batch_size: int = 32,
         num_workers: int = 0,
         released_bpe: str | None = None,
@@ -228,7 +239,7 @@ class GPTTaskDataModule(pl.LightningDataModule):
         self.folder = self.data_root / (task_folder or TASK_FOLDERS[task])
         self.source = self._source(task, list(test_tasks or [task]))
         self.test_tasks = self.source.test_tasks
-        self.inputs = GPTInputs(self.row.kind, vocab, max_part)
+        self.inputs = GPTInputs(self.row.kind, vocab, max_part, max_length)
         self.regression = task in REGRESSION
         self.data_hash: str | None = None
         self.stages: dict[str, list[list[Example]]] = {}
