@@ -49,7 +49,7 @@ from harness.errors import HarnessError
 from harness.predictions import Scoring
 from reproductions.gpt import transforms
 from reproductions.gpt.transforms import Specials, pad
-from tasks.debian_corpora.tokenize import UNK, tokenize
+from tasks.debian_corpora.tokenize import tokenize
 from tasks.loaders import make_loader
 
 
@@ -110,7 +110,7 @@ class GPTInputs:
         """One example's sequence (or sequences) from its raw fields."""
         s, cut = self.special, self.max_part
         if self.kind == "classification":
-            return transforms.classification(self.encode(fields[0]) or self.encode(UNK), s, cut)
+            return transforms.classification(self.encode(fields[0]), s, cut)
         if self.kind == "entailment":
             return transforms.entailment(self.encode(fields[0]), self.encode(fields[1]), s, cut)
         if self.kind == "similarity":

@@ -13,7 +13,9 @@ fine-tuning with the auxiliary LM objective (Eq. 5), as two stages of a chain (`
   the release's ``n_transfer``): ``None`` keeps all, ``-1`` none (Table 5's "w/o pre-training").
 
 Batches: pre-training ``(ids (B, T+1),)``; test ``(inputs, targets, word ends, mask)`` rows; fine-tuning
-``((ids, mask), labels)``. Test metrics: ``perplexity``, ``nll``, ``tokens`` (LM); ``accuracy``, ``error`` (tasks).
+``((ids, mask), labels)``. Test metrics: ``perplexity``, ``nll``, ``tokens`` (LM); ``accuracy``, ``error`` (the Debian
+classification corpora); with a ``task`` of Tables 2-5, each test task's own (``finetune.test_metric``: GLUE's
+``accuracy``, ``f1``, ``mcc``, ``pearson``, ``spearman``; ``accuracy`` elsewhere).
 """
 
 from __future__ import annotations
