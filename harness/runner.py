@@ -299,12 +299,13 @@ def _instantiate(spec: dict[str, Any], **extra: Any) -> Any:
 
 
 def _test_metrics(results: list[dict[str, float]], index: int) -> dict[str, float]:
-    """Metrics logged as ``test/<name>`` (Lightning adds ``/dataloader_idx_<i>`` with several test loaders)."""
+    """Metrics logged as ``test/<name>`` (Lightning adds ``/dataloader_idx_<i>`` with several test loaders; what a
+    system logs at the epoch's end, named for another loader, Lightning also puts in this loader's results)."""
     suffix = f"/dataloader_idx_{index}"
     metrics = {}
     for name, value in results[index].items():
         name = name.removesuffix(suffix)
-        if name.startswith("test/"):
+        if name.startswith("test/") and "/dataloader_idx_" not in name:
             metrics[name.removeprefix("test/")] = float(value)
     return metrics
 

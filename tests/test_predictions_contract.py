@@ -404,18 +404,20 @@ def test_a_smoke_run_keeps_predictions_that_harness_score_turns_into_its_record(
     config = runner.load_config(repro.root / "configs" / config_name, "smoke")
     resolved = runner.resolve_config(config, "smoke", None, None, None)
     resolved["trainer"] = {**resolved["trainer"], "max_epochs": 1, "max_steps": 1, "limit_val_batches": 0}
-    (path,) = runner.run_training(repro, resolved, runs_dir=tmp_path / "results" / "runs")
-    record = read_record(path)
-    artifacts = record.artifacts
-    assert artifacts["predictions"].startswith(f"artifacts/{record.run_id}/")
-    assert artifacts["references_sha256"] == references_sha256(tmp_path / "results" / artifacts["references"])
-    done = harness_cli("score", *rescore_args(artifacts, Path(".")), "--json", cwd=tmp_path / "results")
-    assert done.returncode == 0, done.stderr
-    scored = json.loads(done.stdout)
-    for metric, value in record.metrics.items():
-        got = scored[scorer_key(metric, scored)]
-        assert got == pytest.approx(value, rel=1e-6, abs=1e-6, nan_ok=True) or (got is None and math.isnan(value))
-    done = harness_cli("rescore", record.run_id, "--json", cwd=tmp_path)  # the same, as one command from the run id
-    assert done.returncode == 0, done.stderr
-    rows = json.loads(done.stdout)
-    assert {row["metric"] for row in rows} == set(record.metrics) and all(row["agrees"] for row in rows)
+    paths = runner.run_training(repro, resolved, runs_dir=tmp_path / "results" / "runs")
+    assert len(paths) == len(resolved["evaluate"])
+    for path in paths:  # one record per evaluated split (several test loaders: MNLI's two dev sets, RACE's three)
+        record = read_record(path)
+        artifacts = record.artifacts
+        assert artifacts["predictions"].startswith(f"artifacts/{record.run_id}/")
+        assert artifacts["references_sha256"] == references_sha256(tmp_path / "results" / artifacts["references"])
+        done = harness_cli("score", *rescore_args(artifacts, Path(".")), "--json", cwd=tmp_path / "results")
+        assert done.returncode == 0, done.stderr
+        scored = json.loads(done.stdout)
+        for metric, value in record.metrics.items():
+            got = scored[scorer_key(metric, scored)]
+            assert got == pytest.approx(value, rel=1e-6, abs=1e-6, nan_ok=True) or (got is None and math.isnan(value))
+        done = harness_cli("rescore", record.run_id, "--json", cwd=tmp_path)  # the same, as one command from the run id
+        assert done.returncode == 0, done.stderr
+        rows = json.loads(done.stdout)
+        assert {row["metric"] for row in rows} == set(record.metrics) and all(row["agrees"] for row in rows)

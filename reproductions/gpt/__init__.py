@@ -53,6 +53,12 @@ REPRODUCTION = Reproduction(
         "glue-mnli-mm",
         "glue-qnli",
         "glue-rte",
+        "snli",
+        "scitail",
+        "race",
+        "race-m",
+        "race-h",
+        "story-cloze",
     ),  # fmt: skip
     models=tuple(_spec(name) for name in VARIANTS),
     # Table 5's LSTM and Figure 2's full-size transfer sweep (K layers transferred) are reported, not built.

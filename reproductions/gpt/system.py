@@ -13,7 +13,9 @@ fine-tuning with the auxiliary LM objective (Eq. 5), as two stages of a chain (`
   the release's ``n_transfer``): ``None`` keeps all, ``-1`` none (Table 5's "w/o pre-training").
 
 Batches: pre-training ``(ids (B, T+1),)``; test ``(inputs, targets, word ends, mask)`` rows; fine-tuning
-``((ids, mask), labels)``. Test metrics: ``perplexity``, ``nll``, ``tokens`` (LM); ``accuracy``, ``error`` (tasks).
+``((ids, mask), labels)``. Test metrics: ``perplexity``, ``nll``, ``tokens`` (LM); ``accuracy``, ``error`` (the Debian
+classification corpora); with a ``task`` of Tables 2-5, each test task's own (``finetune.test_metric``: GLUE's
+``accuracy``, ``f1``, ``mcc``, ``pearson``, ``spearman``; ``accuracy`` elsewhere).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from torchmetrics.classification import MulticlassAccuracy
 from harness.errors import HarnessError
 from nets.schedules import warmup_cosine, warmup_linear
 from nets.weights import read_state
+from reproductions.gpt.finetune import REGRESSION, predictions, task_input, test_metric
 from reproductions.gpt.model import GPT, language_model, lm_loss, task_model
 from reproductions.gpt.optim import OpenAIAdam
 from reproductions.gpt.variants import VARIANTS
@@ -127,11 +130,22 @@ class GPTFineTuneSystem(pl.LightningModule):
         l2: float = 0.01,
         transfer_layers: int | None = None,
         checkpoint: str | None = None,
+        task: str | None = None,
     ) -> None:
         """``checkpoint``: pre-trained LM weights to start from (e.g. the released ones, converted by
-        ``python -m reproductions.gpt.weights``), instead of a chain's ``init_from``."""
+        ``python -m reproductions.gpt.weights``), instead of a chain's ``init_from``. ``task``: a task of Tables
+        2-5 (:data:`reproductions.gpt.finetune.TASKS`, whose ``kind`` and ``classes`` must be these): each test loader
+        is scored by its task's own metric (``finetune.test_metric``), STS-B trained as a regression (squared error);
+        without it, the Debian corpora's classification metrics."""
         super().__init__()
         self.save_hyperparameters()
+        if task is not None:
+            expected = task_input(task)
+            if (kind, classes) != expected[:2]:
+                raise HarnessError(
+                    f"task {task} is a {expected.kind} task with {expected.classes} outputs; got kind {kind!r}, "
+                    f"classes {classes}"
+                )
         self.model = task_model(variant(model).size, classes, kind)
         if checkpoint is not None:
             self._load_lm(checkpoint)
@@ -169,21 +183,48 @@ class GPTFineTuneSystem(pl.LightningModule):
         (ids, mask), labels = batch
         aux = bool(self.hparams.lm_coef)
         scores, lm_logits = self.model.logits(ids, mask, lm=aux)
-        task = F.cross_entropy(scores, labels)
+        task = self._task_loss(scores, labels)
         loss = task + self.hparams.lm_coef * lm_loss(lm_logits, ids, mask) if aux else task
         self.log_dict({"train/loss": loss, "train/task_loss": task}, prog_bar=True)
         return loss
 
+    def _task_loss(self, scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        if self.hparams.task in REGRESSION:
+            return F.mse_loss(scores.squeeze(-1), labels)
+        return F.cross_entropy(scores, labels)
+
+    def _test_tasks(self, loaders: int) -> list[str]:
+        tasks = list(getattr(self.trainer.datamodule, "test_tasks", None) or [self.hparams.task] * loaders)
+        if len(tasks) != loaders:
+            raise HarnessError(f"{loaders} test loaders for the {len(tasks)} test tasks {tasks}")
+        return tasks
+
     def on_test_start(self) -> None:
         loaders = len(self.trainer.num_test_batches)
+        if self.hparams.task is not None:
+            self.tested = self._test_tasks(loaders)
+            self.test_metrics = nn.ModuleList(test_metric(task) for task in self.tested).to(self.device)
+            return
         classes = 1 if self.hparams.kind == "multiple_choice" else self.hparams.classes
         self.test_metrics = nn.ModuleList(classification_metrics(classes) for _ in range(loaders)).to(self.device)
 
     def test_step(self, batch, batch_idx: int, dataloader_idx: int = 0) -> None:  # noqa: ANN001
         (ids, mask), labels = batch
         metrics = self.test_metrics[dataloader_idx]
+        if self.hparams.task is not None:  # computed and logged once, at the epoch's end
+            metrics.update(predictions(self.model(ids, mask), self.tested[dataloader_idx]), labels)
+            return
         metrics.update(self.model(ids, mask), labels)
         self.log_dict(metrics)
+
+    def on_test_epoch_end(self) -> None:
+        if self.hparams.task is None:
+            return
+        for index, metric in enumerate(self.test_metrics):
+            suffix = "" if len(self.test_metrics) == 1 else f"/dataloader_idx_{index}"
+            for key, value in metric.compute().items():
+                self.log(f"test/{key}{suffix}", value, add_dataloader_idx=False)
+            metric.reset()
 
     def configure_optimizers(self) -> dict:
         warmup = self.hparams.warmup

@@ -163,3 +163,14 @@ def test_stale_partial_data_folders_are_removed_and_a_live_writers_kept(toy: Pat
     finally:
         live.kill()
         live.wait()
+
+
+def test_a_record_keeps_its_own_loaders_metrics_only():
+    """What a system logs at the test epoch's end, Lightning puts in every loader's results: each record keeps the
+    metrics named for its own loader (or for none)."""
+    results = [
+        {"test/accuracy/dataloader_idx_0": 50.0, "test/accuracy/dataloader_idx_1": 75.0, "test/tokens": 3.0},
+        {"test/accuracy/dataloader_idx_0": 50.0, "test/accuracy/dataloader_idx_1": 75.0, "train/loss": 1.0},
+    ]
+    assert runner._test_metrics(results, 0) == {"accuracy": 50.0, "tokens": 3.0}
+    assert runner._test_metrics(results, 1) == {"accuracy": 75.0}
