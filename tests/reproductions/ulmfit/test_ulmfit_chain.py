@@ -1,5 +1,5 @@
 """ULMFiT's three stages as a chain of runs on the tiny fixture corpora: `harness run` on the classifier stage runs
-LM pre-training and LM fine-tuning first, each child's record names its parent, and the classifier's predictions
+LM pre-training and LM fine-tuning first, each child's record names its parent, and every stage's kept predictions
 re-score to its metrics. Slow: three fits (about 20 s on two idle cores)."""
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ def test_three_stage_smoke_chain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         "wordnet-lexname",
         "wordnet-lexname",
     )
-    assert {"perplexity"} <= set(pretrain.metrics) and {"error", "top1"} <= set(classifier.metrics)
+    assert {"perplexity"} <= set(pretrain.metrics) and {"error", "accuracy"} <= set(classifier.metrics)
     assert classifier.artifacts[SHA_ARTIFACT] == lm_finetune.artifacts[SHA_ARTIFACT]  # one tokenizer, cited by both
-    assert all(row["agrees"] for row in rescore(classifier_path) if row["rescored"] is not None)
+    for record in (pretrain, lm_finetune, classifier):  # every stage's kept predictions give its metrics back
+        rows = rescore(runs / f"{record.run_id}.json")
+        assert {row["metric"] for row in rows} == set(record.metrics) and all(row["agrees"] for row in rows)
