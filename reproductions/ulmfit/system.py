@@ -43,7 +43,7 @@ from nets.finetune import (
     trainable_groups,
 )
 from nets.weights import read_state
-from reproductions.ulmfit.model import LanguageModel, TextClassifier, detach_state
+from reproductions.ulmfit.model import LanguageModel, TextClassifier, detach_state, reverse_documents
 from reproductions.ulmfit.variants import MODELS, build
 from tasks.debian_corpora.metric import TokenPerplexity
 from tasks.imagenet.metric import ClassificationMetrics, GuessKeepingAccuracy
@@ -322,6 +322,49 @@ class ClassifierSystem(pl.LightningModule):
         if recipe.unfreeze == "chain":  # Section 5: "0.001 and 0.0001 for the last and all other layers"
             lrs = [lr / 10 for lr in lrs[:-1]] + lrs[-1:]
         return scheduled_optimizer(self, param_groups(groups, lrs), recipe.schedule)
+
+
+class EnsembleSystem(pl.LightningModule):
+    """Section 3.3's bidirectional model: "We fine-tune a classifier for each LM independently using BPT3C and average
+    the classifier predictions". Evaluation only (``fit: false``): a forward classifier (``fwd``) and a backward one
+    (``bwd``), loaded from their runs (``init_from``, a list of the two with ``into: fwd.`` and ``into: bwd.``); the
+    test batches are read left to right, ``bwd`` gets each document reversed; their class probabilities are averaged.
+    """
+
+    def __init__(
+        self,
+        model: str = "ulmfit-classifier",
+        vocab_size: int = 60_000,
+        num_classes: int = 2,
+        bptt: int = 70,
+        num_threads: int | None = None,
+        pad_id: int = 0,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        set_threads(num_threads)
+        if MODELS.get(model, (None,))[0] != "classifier":
+            raise HarnessError(f"{model!r} is not a ULMFiT classifier; known: {', '.join(classifier_ids())}")
+        kwargs = {"num_classes": num_classes, "bptt": bptt, "pad_id": pad_id}
+        self.fwd: TextClassifier = build(model, vocab_size, **kwargs)
+        self.bwd: TextClassifier = build(model, vocab_size, **kwargs)
+        self.test_metrics = nn.ModuleList()
+
+    def forward(self, input_ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """The averaged class probabilities (B, classes) of the two classifiers."""
+        backward = reverse_documents(input_ids, lengths, self.hparams.pad_id)
+        return (self.fwd(input_ids, lengths).softmax(-1) + self.bwd(backward, lengths).softmax(-1)) / 2
+
+    def on_test_start(self) -> None:
+        loaders = len(self.trainer.num_test_batches)
+        self.test_metrics = nn.ModuleList(classification_metrics(self.hparams.num_classes) for _ in range(loaders))
+        self.test_metrics = self.test_metrics.to(self.device)
+
+    def test_step(self, batch: tuple, batch_idx: int, dataloader_idx: int = 0) -> None:
+        (ids, lengths), labels = batch
+        metrics = self.test_metrics[dataloader_idx]
+        metrics.update(self(ids, lengths), labels)
+        self.log_dict(metrics)
 
 
 def lm_ids() -> list[str]:

@@ -138,3 +138,15 @@ def test_a_stream_cut_inside_a_line_cannot_be_written(corpora: Path, tmp_path: P
     assert module.ids["test"][-1] != module.vocab.eos_id  # the fixture's 30th token is inside a line
     with pytest.raises(HarnessError, match=r"wiki.test.tokens: the scored stream does not end with <eos>"):
         module.scoring(0, tmp_path)
+
+
+def test_reversing_a_batch_gives_what_the_backward_data_module_serves(corpora: Path) -> None:
+    """The ensemble reads the forward batches and reverses each document for its backward classifier."""
+    from reproductions.ulmfit.model import reverse_documents
+
+    vocab = Vocabulary(vocabulary_path(corpora, 60))
+    texts = ["the quiet river", "a bright lantern that covers the harbour ; again", ""]
+    ids, lengths = TextToIds(vocab, max_tokens=6)(texts)
+    backward, backward_lengths = TextToIds(vocab, backwards=True, max_tokens=6)(texts)
+    assert torch.equal(lengths, backward_lengths) and (ids == vocab.pad_id).any()
+    assert torch.equal(reverse_documents(ids, lengths, vocab.pad_id), backward)
