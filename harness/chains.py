@@ -4,8 +4,9 @@ By run id (``init_from: {run: <run_id>}``: a record in ``results/runs/`` that sa
 stage's config (``init_from: {config: <file>, model: ..., seed: ..., tier: ...}``, the file relative to the naming
 config's folder), so a chain is reproducible from nothing: a stage named by config that has not run is run first,
 and so on up the chain. The resolved parent run id and its checkpoint's sha256 are part of the child's identity
-(its run id changes when the parent does) and its record lists the parent in ``parents``. Layout and messages:
-docs/plugins.md.
+(its run id changes when the parent does) and its record lists the parent in ``parents``. ``init_from`` may also
+be a list of such parents (an ensemble of runs), each loading its ``prefixes`` renamed ``into`` another prefix of the
+child (``{config: a.yaml, prefixes: [model.], into: fwd.}``). Layout and messages: docs/plugins.md.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from harness.registry import Reproduction
 from harness.runner import load_config, plan, resolve_config, run_training
 from harness.tiers import TABLE
 
-INIT_FROM_KEYS = {"run", "config", "tier", "model", "seed", "prefixes"}
-RESOLVED_KEYS = ("run", "checkpoint_sha256", "prefixes")  # what of init_from identifies the child run
+INIT_FROM_KEYS = {"run", "config", "tier", "model", "seed", "prefixes", "into"}
+RESOLVED_KEYS = ("run", "checkpoint_sha256", "prefixes", "into")  # what of init_from identifies the child run
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,23 @@ class Parent:
     sha256: str
 
 
+def specs(init_from: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The parents ``init_from`` names: one mapping, or a list of them."""
+    return list(init_from) if isinstance(init_from, list) else [init_from]
+
+
 def check_init_from(path: Path, spec: Any) -> None:
-    """The shape of a config's ``init_from``; errors name the file and the key."""
-    where = f"{path}: key 'init_from"
+    """The shape of a config's ``init_from`` (a mapping, or a non-empty list of them); errors name the file and key."""
+    if isinstance(spec, list):
+        if not spec:
+            raise HarnessError(f"{path}: key 'init_from' is a mapping or a non-empty list of mappings")
+        for index, entry in enumerate(spec):
+            _check_parent(path, entry, f"{path}: key 'init_from[{index}]")
+        return
+    _check_parent(path, spec, f"{path}: key 'init_from")
+
+
+def _check_parent(path: Path, spec: Any, where: str) -> None:
     if not isinstance(spec, dict) or set(spec) - INIT_FROM_KEYS:
         raise HarnessError(f"{where}' is a mapping with keys among {sorted(INIT_FROM_KEYS)}")
     if ("run" in spec) == ("config" in spec):
@@ -57,6 +72,8 @@ def check_init_from(path: Path, spec: Any) -> None:
     prefixes = spec.get("prefixes", ["all"])
     if not (isinstance(prefixes, list) and prefixes and all(isinstance(p, str) and p for p in prefixes)):
         raise HarnessError(f"{where}.prefixes' is a non-empty list of tensor-name prefixes (or absent: every tensor)")
+    if "into" in spec and not (isinstance(spec["into"], str) and spec["into"] and len(spec.get("prefixes", [])) == 1):
+        raise HarnessError(f"{where}.into' is a prefix that replaces the one entry of 'prefixes' in the child's names")
 
 
 def resolve_parents(
@@ -64,23 +81,30 @@ def resolve_parents(
 ) -> dict[str, Any]:
     """``resolved`` with ``init_from`` completed by the parent's ``run`` id and ``checkpoint_sha256`` (unchanged
     without ``init_from``). A parent named by config that has not run is run first, its own parents before it."""
-    spec = resolved.get("init_from")
-    if spec is None:
+    init_from = resolved.get("init_from")
+    if init_from is None:
         return resolved
-    if "run" in spec:
-        parent = _recorded_parent(spec["run"], runs_dir, f"{path}: key 'init_from.run'")
-    else:
-        parent = _parent_by_config(repro, path, spec, resolved, runs_dir, (*seen, path.resolve()))
-    completed = copy.deepcopy(resolved)
-    completed["init_from"] = {**spec, "run": parent.run_id, "checkpoint_sha256": parent.sha256}
-    return completed
+    completed = []
+    for spec in specs(init_from):
+        if "run" in spec:
+            parent = _recorded_parent(spec["run"], runs_dir, f"{path}: key 'init_from.run'")
+        else:
+            parent = _parent_by_config(repro, path, spec, resolved, runs_dir, (*seen, path.resolve()))
+        completed.append({**spec, "run": parent.run_id, "checkpoint_sha256": parent.sha256})
+    resolved = copy.deepcopy(resolved)
+    resolved["init_from"] = completed if isinstance(init_from, list) else completed[0]
+    return resolved
 
 
-def identity(spec: dict[str, Any]) -> dict[str, Any]:
-    """The part of a resolved ``init_from`` that identifies the child run: the parent, its weights, what is loaded."""
-    if "checkpoint_sha256" not in spec:
-        raise HarnessError("init_from is not resolved: run the config with `harness run` (harness.chains)")
-    return {key: spec[key] for key in RESOLVED_KEYS if key in spec}
+def identity(init_from: dict[str, Any] | list[dict[str, Any]]) -> dict[str, Any] | list[dict[str, Any]]:
+    """The part of a resolved ``init_from`` that identifies the child run: the parents, their weights, what is
+    loaded (a mapping, or a list of them, as the config has it)."""
+    chosen = []
+    for spec in specs(init_from):
+        if "checkpoint_sha256" not in spec:
+            raise HarnessError("init_from is not resolved: run the config with `harness run` (harness.chains)")
+        chosen.append({key: spec[key] for key in RESOLVED_KEYS if key in spec})
+    return chosen if isinstance(init_from, list) else chosen[0]
 
 
 def _recorded_parent(run_id: str, runs_dir: Path, where: str) -> Parent:

@@ -332,7 +332,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     pl.seed_everything(resolved["seed"], workers=True)
     system = _instantiate(resolved["system"], model=resolved["model"])
     if "init_from" in resolved:
-        _load_parent(system, resolved["init_from"], runs_dir)
+        _load_parents(system, resolved["init_from"], runs_dir)
     run_dir = LIGHTNING_DIR / repro.id / resolved["tier"] / evaluations[0].run_id  # logs, checkpoints: resume.py
     loggers = training_loggers(LIGHTNING_DIR / repro.id / resolved["tier"], evaluations[0].run_id)
     trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": loggers}
@@ -357,7 +357,7 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     if len(results) != len(evaluations):
         raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")
     provenance = run_provenance(identity, getattr(datamodule, "data_hash", None), code_version(repro.id))
-    parents = [resolved["init_from"]["run"]] if "init_from" in resolved else []
+    parents = [spec["run"] for spec in _parent_specs(resolved.get("init_from"))]
     written = []
     for index, evaluation in enumerate(evaluations):
         record = new_record(
@@ -441,13 +441,25 @@ def _verify_data(datamodule: Any, prepared: bool) -> None:
         raise HarnessError(f"{exc}; pass --data-root DIR, the folder that holds this dataset") from exc
 
 
-def _load_parent(system: Any, init_from: dict[str, Any], runs_dir: Path) -> None:
-    """Copy the parent run's verified checkpoint into the freshly built system (all tensors, or ``prefixes``)."""
+def _parent_specs(init_from: dict[str, Any] | list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    return [] if init_from is None else init_from if isinstance(init_from, list) else [init_from]
+
+
+def _load_parents(system: Any, init_from: dict[str, Any] | list[dict[str, Any]], runs_dir: Path) -> None:
+    """Copy each parent run's verified checkpoint into the freshly built system (all tensors, or ``prefixes``; with
+    ``into``, the one prefix replaced by it: an ensemble's members)."""
     from harness.checkpoints import checkpoint_path, load_into, load_state
 
-    sha256, parent = init_from["checkpoint_sha256"], init_from["run"]
-    state = load_state(sha256, runs_dir, f"the checkpoint_sha256 of run {parent}")
-    load_into(system, state, init_from.get("prefixes"), f"{checkpoint_path(sha256, runs_dir)} (run {parent})")
+    for spec in _parent_specs(init_from):
+        sha256, parent, prefixes = spec["checkpoint_sha256"], spec["run"], spec.get("prefixes")
+        state = load_state(sha256, runs_dir, f"the checkpoint_sha256 of run {parent}")
+        if "into" in spec:
+            [prefix] = prefixes
+            state = {
+                spec["into"] + name[len(prefix) :]: value for name, value in state.items() if name.startswith(prefix)
+            }
+            prefixes = [spec["into"]]
+        load_into(system, state, prefixes, f"{checkpoint_path(sha256, runs_dir)} (run {parent})")
 
 
 def _save_checkpoint(system: Any, runs_dir: Path) -> dict[str, str]:

@@ -63,9 +63,6 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "t3-*-char-cnn": "char-level CNN (Zhang et al.): another paper's model, not built",
         "t3-*-cnn": "CNN (Johnson and Zhang 2016): another paper's model, not built",
         "t3-*-dpcnn": "DPCNN (Johnson and Zhang 2017): another paper's model, not built",
-        "t2-*-ulmfit": "the forward+backward ensemble: averaging two classifiers is not implemented (README)",
-        "t3-*-ulmfit": "the forward+backward ensemble: averaging two classifiers is not implemented (README)",
-        "s5-imdb-bidirectional": "the forward+backward ensemble: averaging two classifiers is not implemented (README)",
         "t5-*-vanilla-lm": "the vanilla LM without dropout: no config turns the AWD-LSTM's dropouts off",
     },
     "uda": {

@@ -351,12 +351,8 @@ def scorer_key(metric: str, scored: dict[str, float]) -> str:
 FAST_SMOKE = ("mobilenetv3", "smoke-lraspp.yaml")
 
 
-# known gaps, tracked in the paper's issue: strict, so the test says when one is closed
-KEPT_NO_PREDICTIONS = {
-    ("ulmfit", "smoke.yaml"): "ULMFiT's classifier logs top1/top5/error, not the wordnet-lexname scorer's keys, and "
-    "keeps no predictions yet (issue 13)",
-    ("ulmfit", "smoke-pretrain.yaml"): "ULMFiT's LM stage keeps no predictions yet (issue 13)",
-}
+# known gaps, tracked in the papers' issues: strict, so the test says when one is closed
+KEPT_NO_PREDICTIONS: dict[tuple[str, str], str] = {}
 
 
 def is_chain_stage(path: Path) -> bool:

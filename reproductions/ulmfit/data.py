@@ -37,6 +37,7 @@ import torch
 from torch.utils.data import DataLoader, IterableDataset
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 from tasks.debian_corpora.data import DebianTextDataModule, lm_file, read_classification, read_tokens
 from tasks.language_modeling.wikitext import Windows
 from tasks.text_classification import LAYOUTS
@@ -313,6 +314,39 @@ class LMStreamDataModule(pl.LightningDataModule):
 
     def test_dataloader(self) -> DataLoader:
         return self._eval_loader()
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """The test stream as it was scored (its ``<unk>`` included), written to ``folder/wiki.test.tokens`` in
+        WikiText's layout for the perplexity scorer of ``debian-lm`` (``wikitext-103`` for that corpus). The ids are
+        the positions of the loader's targets in that file: reversed for a backward model."""
+        if self.vocab is None:
+            raise HarnessError(f"{type(self).__name__}: call setup() before scoring")
+        ids = self.ids["test"].flip(0) if self.hparams.backwards else self.ids["test"]
+        labels = [EOS if index == self.vocab.eos_id else token for index, token in enumerate(self.vocab.itos)]
+        references = write_stream(Path(folder) / "wiki.test.tokens", ids.tolist(), labels, self.vocab.eos_id)
+        positions = range(len(ids) - 1, -1, -1) if self.hparams.backwards else range(len(ids))
+        task = "wikitext-103" if self.hparams.corpus == "wikitext-103" else "debian-lm"
+        return Scoring(task, references, positions, labels)
+
+
+def write_stream(path: Path, ids: Sequence[int], labels: Sequence[str], eos_id: int) -> Path:
+    """A token stream in WikiText's layout: one line per ``<eos>``-ended stretch (the scorer reads an ``<eos>`` at each
+    line's end). A stream that does not end with ``<eos>`` (cut by ``eval_tokens``) or a token holding white space
+    cannot be written so: an error says which."""
+    if not ids or ids[-1] != eos_id:
+        raise HarnessError(f"{path.name}: the scored stream does not end with {EOS} (eval_tokens cut a line), so "
+                           "WikiText's scorer, which counts one after every line, cannot re-score it")  # fmt: skip
+    lines, line = [], []
+    for index in ids:
+        if index == eos_id:
+            lines.append(" ".join(line))
+            line = []
+        elif not labels[index] or any(character.isspace() for character in labels[index]):
+            raise HarnessError(f"{path.name}: token {labels[index]!r} cannot be written in WikiText's layout")
+        else:
+            line.append(labels[index])
+    path.write_text("".join(f"{text}\n" for text in lines), encoding="utf-8")
+    return path
 
 
 # --- classification ----------------------------------------------------------------------------------------------

@@ -201,3 +201,11 @@ class TextClassifier(nn.Module):
     def layer_groups(self) -> list[list[nn.Module]]:
         """Bottom to top: the embedding, each LSTM, the classifier head (Figure 1c's unfreezing order, reversed)."""
         return [*self.encoder.layer_groups(), [self.head]]
+
+
+def reverse_documents(ids: torch.Tensor, lengths: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """Each right-padded document ``ids`` (B, T) read right to left, still right-padded: what the backward model of
+    Section 3.3 reads (the data modules' ``backwards: true``). ``lengths`` (B,) say where each document ends."""
+    positions = lengths[:, None] - 1 - torch.arange(ids.shape[1], device=ids.device)  # (B, T): source column
+    reversed_ids = ids.gather(1, positions.clamp(min=0))
+    return reversed_ids.masked_fill(positions < 0, pad_id)

@@ -15,20 +15,25 @@ learning rate of 0.001 otherwise". ``from-scratch`` trains every layer at once w
 its config has no ``init_from``); ``last`` trains the head only; ``chain-thaw`` (Felbo et al.) trains the head, then
 each layer alone from the bottom up, then all, at 0.001 for the head and 0.0001 below.
 
-Test metrics: the LM logs ``test/perplexity`` (and ``nll``) with ``tasks.debian_corpora.metric.TokenPerplexity``;
-the classifier ``test/top1``, ``test/top5`` and ``test/error`` (percent) with ``tasks.imagenet.metric``.
+Test metrics: the LM logs ``test/perplexity`` with :class:`StreamPerplexity` (``tasks.debian_corpora``'s
+``TokenPerplexity``, written in the references' order); the classifier ``test/accuracy`` and ``test/error``
+(percent), the keys of the classification tasks' scorers. Both keep their predictions (``harness.predictions``), so
+``harness rescore`` gives a run's metrics back.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torchmetrics.classification import MulticlassAccuracy
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring, check_count
 from nets.finetune import (
     chain_thaw,
     cosine_annealing,
@@ -38,10 +43,11 @@ from nets.finetune import (
     trainable_groups,
 )
 from nets.weights import read_state
-from reproductions.ulmfit.model import LanguageModel, TextClassifier, detach_state
+from reproductions.ulmfit.model import LanguageModel, TextClassifier, detach_state, reverse_documents
 from reproductions.ulmfit.variants import MODELS, build
 from tasks.debian_corpora.metric import TokenPerplexity
-from tasks.imagenet.metric import accuracy_metrics
+from tasks.imagenet.metric import ClassificationMetrics, GuessKeepingAccuracy
+from tasks.language_modeling.score import write_log_probs
 
 BETAS = (0.7, 0.99)
 
@@ -129,6 +135,28 @@ def load_language_model(model: LanguageModel, path: str) -> None:
         raise HarnessError(f"{path}: weights do not fit the model: {exc}") from None
 
 
+def classification_metrics(classes: int, prefix: str = "test/") -> ClassificationMetrics:
+    """``accuracy`` and ``error`` in percent (the classification scorers' keys); the first keeps the guesses."""
+    accuracy = GuessKeepingAccuracy(num_classes=classes, top_k=1, average="micro")
+    top1 = MulticlassAccuracy(num_classes=classes, top_k=1, average="micro")  # its own instance: updated once
+    return ClassificationMetrics({"accuracy": 100 * accuracy, "error": 100 - 100 * top1}, prefix=prefix,
+                                 compute_groups=False)  # fmt: skip
+
+
+class StreamPerplexity(TokenPerplexity):
+    """``TokenPerplexity`` whose predictions are written in the order of the references: ``Scoring.ids`` give each
+    kept target's position there (a backward LM reads the stream, and keeps its targets, from the end)."""
+
+    def write_predictions(self, folder: Path, scoring: Scoring) -> dict[str, Path]:
+        if not self.kept_targets:
+            return super().write_predictions(folder, scoring)  # its error: no predictions kept
+        targets, log_probs = torch.cat(self.kept_targets), torch.cat(self.kept_log_probs)
+        check_count(len(targets), scoring, "token log-probabilities")
+        order = torch.tensor(list(scoring.ids)[: len(targets)]).argsort()
+        tokens = [scoring.label(target) for target in targets[order].tolist()]
+        return {"predictions": write_log_probs(Path(folder) / "log_probs.tsv", tokens, log_probs[order].tolist())}
+
+
 def ar_tar(dropped: torch.Tensor, raw: torch.Tensor, alpha: float, beta: float) -> torch.Tensor:
     """Merity et al.'s AR ``α · mean(dropped²)`` and TAR ``β · mean((h_t - h_{t-1})²)`` of the last layer."""
     loss = alpha * dropped.pow(2).mean() if alpha else dropped.new_zeros(())
@@ -203,7 +231,7 @@ class LanguageModelSystem(pl.LightningModule):
 
     def on_test_start(self) -> None:
         self.state = None
-        self.test_metrics = nn.ModuleList(TokenPerplexity() for _ in self.trainer.num_test_batches).to(self.device)
+        self.test_metrics = nn.ModuleList(StreamPerplexity() for _ in self.trainer.num_test_batches).to(self.device)
 
     def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
         inputs, targets = batch
@@ -267,7 +295,7 @@ class ClassifierSystem(pl.LightningModule):
         return loss
 
     def on_validation_epoch_start(self) -> None:
-        self.val_metrics = accuracy_metrics(self.hparams.num_classes, prefix="val/").to(self.device)
+        self.val_metrics = classification_metrics(self.hparams.num_classes, prefix="val/").to(self.device)
 
     def validation_step(self, batch: tuple, batch_idx: int) -> None:
         (ids, lengths), labels = batch
@@ -277,7 +305,7 @@ class ClassifierSystem(pl.LightningModule):
     def on_test_start(self) -> None:
         loaders = len(self.trainer.num_test_batches)
         classes = self.hparams.num_classes
-        self.test_metrics = nn.ModuleList(accuracy_metrics(classes, prefix="test/") for _ in range(loaders))
+        self.test_metrics = nn.ModuleList(classification_metrics(classes) for _ in range(loaders))
         self.test_metrics = self.test_metrics.to(self.device)
 
     def test_step(self, batch: tuple, batch_idx: int, dataloader_idx: int = 0) -> None:
@@ -294,6 +322,49 @@ class ClassifierSystem(pl.LightningModule):
         if recipe.unfreeze == "chain":  # Section 5: "0.001 and 0.0001 for the last and all other layers"
             lrs = [lr / 10 for lr in lrs[:-1]] + lrs[-1:]
         return scheduled_optimizer(self, param_groups(groups, lrs), recipe.schedule)
+
+
+class EnsembleSystem(pl.LightningModule):
+    """Section 3.3's bidirectional model: "We fine-tune a classifier for each LM independently using BPT3C and average
+    the classifier predictions". Evaluation only (``fit: false``): a forward classifier (``fwd``) and a backward one
+    (``bwd``), loaded from their runs (``init_from``, a list of the two with ``into: fwd.`` and ``into: bwd.``); the
+    test batches are read left to right, ``bwd`` gets each document reversed; their class probabilities are averaged.
+    """
+
+    def __init__(
+        self,
+        model: str = "ulmfit-classifier",
+        vocab_size: int = 60_000,
+        num_classes: int = 2,
+        bptt: int = 70,
+        num_threads: int | None = None,
+        pad_id: int = 0,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        set_threads(num_threads)
+        if MODELS.get(model, (None,))[0] != "classifier":
+            raise HarnessError(f"{model!r} is not a ULMFiT classifier; known: {', '.join(classifier_ids())}")
+        kwargs = {"num_classes": num_classes, "bptt": bptt, "pad_id": pad_id}
+        self.fwd: TextClassifier = build(model, vocab_size, **kwargs)
+        self.bwd: TextClassifier = build(model, vocab_size, **kwargs)
+        self.test_metrics = nn.ModuleList()
+
+    def forward(self, input_ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """The averaged class probabilities (B, classes) of the two classifiers."""
+        backward = reverse_documents(input_ids, lengths, self.hparams.pad_id)
+        return (self.fwd(input_ids, lengths).softmax(-1) + self.bwd(backward, lengths).softmax(-1)) / 2
+
+    def on_test_start(self) -> None:
+        loaders = len(self.trainer.num_test_batches)
+        self.test_metrics = nn.ModuleList(classification_metrics(self.hparams.num_classes) for _ in range(loaders))
+        self.test_metrics = self.test_metrics.to(self.device)
+
+    def test_step(self, batch: tuple, batch_idx: int, dataloader_idx: int = 0) -> None:
+        (ids, lengths), labels = batch
+        metrics = self.test_metrics[dataloader_idx]
+        metrics.update(self(ids, lengths), labels)
+        self.log_dict(metrics)
 
 
 def lm_ids() -> list[str]:

@@ -123,9 +123,12 @@ def test_a_chain_naming_a_missing_run_fails_naming_file_and_key(toy: Path) -> No
         ({"config": "nowhere.yaml"}, "key 'init_from.config': {folder}/nowhere.yaml does not exist"),
         ({"config": "smoke.yaml"}, "smoke.yaml saves no checkpoint: add `save_checkpoint: true` to it"),
         ({"config": "cycle.yaml"}, "cycle.yaml starts a cycle of init_from"),
+        ([], "key 'init_from' is a mapping or a non-empty list of mappings"),
+        ([{"config": "smoke.yaml"}, {"run": "Not An Id"}], "key 'init_from[1].run': 'Not An Id' is not a run id"),
+        ([{"config": "smoke-pretrain.yaml", "into": "a."}], "key 'init_from[0].into' is a prefix that replaces the"),
     ],
 )
-def test_bad_init_from_is_named_before_anything_runs(toy: Path, init_from: dict, message: str) -> None:
+def test_bad_init_from_is_named_before_anything_runs(toy: Path, init_from: dict | list, message: str) -> None:
     folder = toy / "configs"
     folder.mkdir()
     (folder / "smoke.yaml").write_text((CONFIGS / "smoke.yaml").read_text())
@@ -134,6 +137,22 @@ def test_bad_init_from_is_named_before_anything_runs(toy: Path, init_from: dict,
         _run(config, toy / "runs")
     assert str(err.value).startswith(str(config)) and message.format(folder=folder) in str(err.value)
     assert not (toy / "runs").exists() and not (toy / "data").exists()
+
+
+def test_a_run_from_two_parents_loads_each_ones_tensors_and_lists_both(toy: Path) -> None:
+    """``init_from`` as a list (an ensemble's members): each parent loads its ``prefixes`` (``into`` renames them;
+    here into the same names), later ones over earlier ones; the record lists both parents, in order."""
+    runs = toy / "results" / "runs"
+    both = [{"config": str(PRETRAIN)}, {"config": str(PRETRAIN), "seed": 1, "prefixes": ["net.2."], "into": "net.2."}]
+    (child_path,) = _run(_variant(toy, "both.yaml", fit=False, save_checkpoint=True, init_from=both), runs)
+    child = read_record(child_path)
+    parents = [read_record(runs / f"{run_id}.json") for run_id in child.parents]
+    assert [parent.seed for parent in parents] == [0, 1] and all(p.config.get("init_from") is None for p in parents)
+    first, second = (load_file(parent.artifacts["checkpoint"]) for parent in parents)
+    loaded = load_file(child.artifacts["checkpoint"])
+    assert loaded["net.0.weight"].equal(first["net.0.weight"]) and loaded["net.2.weight"].equal(second["net.2.weight"])
+    assert not first["net.2.weight"].equal(second["net.2.weight"])
+    assert [spec["run"] for spec in child.config["init_from"]] == child.parents
 
 
 def test_resolving_needs_a_recorded_parent() -> None:

@@ -110,3 +110,43 @@ def test_the_ulmfit_scheme_reads_with_the_rule_based_tokenizer(corpora: Path, mo
     ids, lengths = TextToIds(vocab)(["The cat", "the cat sat on a cat"])
     assert ids[0, :2].tolist() == [vocab.stoi["xxbos"], vocab.stoi["xxmaj"]] and ids[0, -1] == vocab.pad_id == 1
     assert set(module.record_artifacts) and all(Path(p).is_file() for p in module.record_artifacts.values() if "/" in p)
+
+
+@pytest.mark.parametrize("backwards", [False, True])
+def test_lm_predictions_rescore_to_the_metric_forward_and_backward(
+    corpora: Path, tmp_path: Path, backwards: bool
+) -> None:
+    """The test stream as scored (over the vocabulary) is written in WikiText's layout; a backward model's targets,
+    kept from the stream's end, are written in the file's order; the official scorer gives the metric's numbers."""
+    from reproductions.ulmfit.system import StreamPerplexity
+    from tasks.language_modeling.score import score_perplexity
+
+    module = LMStreamDataModule(corpora, corpus="wordnet-lexname", max_vocab=60, bptt=8, backwards=backwards)
+    module.setup()
+    metric = StreamPerplexity()
+    for inputs, targets in module.test_dataloader():
+        metric.update(-torch.rand(targets.shape, generator=torch.Generator().manual_seed(len(inputs[0]))), targets)
+    scoring = module.scoring(0, tmp_path)
+    scored = score_perplexity(scoring.references, metric.write_predictions(tmp_path, scoring)["predictions"])
+    assert scoring.task == "debian-lm"
+    assert scored == pytest.approx(metric.counts(), rel=1e-12)
+
+
+def test_a_stream_cut_inside_a_line_cannot_be_written(corpora: Path, tmp_path: Path) -> None:
+    module = LMStreamDataModule(corpora, corpus="wordnet-lexname", max_vocab=60, bptt=8, eval_tokens=30)
+    module.setup()
+    assert module.ids["test"][-1] != module.vocab.eos_id  # the fixture's 30th token is inside a line
+    with pytest.raises(HarnessError, match=r"wiki.test.tokens: the scored stream does not end with <eos>"):
+        module.scoring(0, tmp_path)
+
+
+def test_reversing_a_batch_gives_what_the_backward_data_module_serves(corpora: Path) -> None:
+    """The ensemble reads the forward batches and reverses each document for its backward classifier."""
+    from reproductions.ulmfit.model import reverse_documents
+
+    vocab = Vocabulary(vocabulary_path(corpora, 60))
+    texts = ["the quiet river", "a bright lantern that covers the harbour ; again", ""]
+    ids, lengths = TextToIds(vocab, max_tokens=6)(texts)
+    backward, backward_lengths = TextToIds(vocab, backwards=True, max_tokens=6)(texts)
+    assert torch.equal(lengths, backward_lengths) and (ids == vocab.pad_id).any()
+    assert torch.equal(reverse_documents(ids, lengths, vocab.pad_id), backward)
