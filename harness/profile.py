@@ -177,10 +177,21 @@ def run_forward(spec: ModelSpec, module: Any, test: bool = False, count: bool = 
                            f"{type(exc).__name__}: {reason}") from exc  # fmt: skip
 
 
-def profile_model(spec: ModelSpec) -> Profile:
-    """Build the model, count its parameters and its multiply-adds at ``spec``'s inputs in eval mode."""
+def profile_model(spec: ModelSpec, device: str = "meta") -> Profile:
+    """Build the model, count its parameters and its multiply-adds at ``spec``'s inputs in eval mode.
+
+    Counting needs only shapes, so the model and its inputs are first made on PyTorch's ``meta`` device (no memory,
+    no arithmetic: seconds for the largest models); a model whose construction or forward needs real values (an
+    ``.item()``, a data-dependent branch) raises there, and is then profiled on the CPU. Both give the same
+    counts (every registered model is checked both ways in tests/harness/test_profile_meta.py)."""
     import torch
 
+    if device == "meta":
+        try:
+            with torch.device("meta"):
+                return profile_model(spec, "cpu")
+        except Exception:  # noqa: BLE001 - any failure on meta: profile with real tensors, whose errors are reported
+            pass
     torch.manual_seed(0)
     module = spec.instantiate().eval()
     params = sum(p.numel() for p in module.parameters())
