@@ -1,6 +1,8 @@
 """Beam search over a step function, with length normalisation and optional shallow fusion with a language model.
 
-The search decodes one source at a time. ``step(prefixes, state)`` gets the live prefixes ``(K, t)`` (token ids,
+:func:`beam_search` decodes one source; :func:`beam_search_batch` decodes several independent sources at once (the
+live beams of all of them in one ``step`` call; each source's search is the one it would have alone).
+``step(prefixes, state)`` gets the live prefixes ``(K, t)`` (token ids,
 starting with ``bos``) and the decoder state of each (a tensor, or a tuple / list / dict of tensors, with the beam
 as dimension 0; ``None`` for a stateless scorer), and returns the next token's log-probabilities ``(K, V)`` and the
 new state. Between steps the search reorders every tensor of the state along dimension 0 to follow the surviving
@@ -60,43 +62,134 @@ def reorder(state: Any, index: torch.Tensor) -> Any:
 
 @dataclass
 class _Beams:
-    prefixes: torch.Tensor  # (K, t) with bos first
-    log_probs: torch.Tensor  # (K,)
+    prefixes: torch.Tensor  # (N, t) with bos first: the live beams of every unfinished source, grouped by source
+    log_probs: torch.Tensor  # (N,)
+    segments: list[tuple[int, int, int]]  # (source, first row, end row) of each unfinished source
     state: Any
     lm_state: Any
 
 
+@dataclass
+class _Kept:
+    rows: list[int]  # parent row of each kept extension
+    tokens: list[int]
+    segments: list[tuple[int, int, int]]
+
+
 def _scores(beams: _Beams, step: StepFn, lm_step: StepFn | None, lm_weight: float) -> tuple[torch.Tensor, _Beams]:
-    """``log P(prefix) + log p(token)`` for every live beam and token ``(K, V)``, and the beams with new states."""
+    """``log P(prefix) + log p(token)`` for every live beam and token ``(N, V)``, and the beams with new states."""
     token_log_probs, state = step(beams.prefixes, beams.state)
     lm_state = beams.lm_state
     if lm_step is not None:
         lm_log_probs, lm_state = lm_step(beams.prefixes, beams.lm_state)
         token_log_probs = token_log_probs + lm_weight * lm_log_probs
     total = beams.log_probs[:, None] + token_log_probs.float()
-    return total, _Beams(beams.prefixes, beams.log_probs, state, lm_state)
+    return total, _Beams(beams.prefixes, beams.log_probs, beams.segments, state, lm_state)
 
 
-def _extend(
-    total: torch.Tensor, beams: _Beams, eos: int, beam_size: int, finish: Callable[[torch.Tensor, float], None]
-) -> _Beams | None:
-    """Finish the candidates that end in ``eos`` (among the ``2K`` best) and keep the ``K`` best others live."""
+def _select(
+    total: torch.Tensor, eos: int, beam_size: int
+) -> tuple[list[tuple[int, int, float]], list[tuple[int, float]]]:
+    """One source's rows ``total (K, V)``: the ``K`` best candidates that do not end in ``eos`` as ``(row, token,
+    log P)``, and the candidates among the ``2K`` best that end in ``eos`` as ``(row, log P)``, to be finished."""
     vocab = total.shape[1]
     values, flat = total.flatten().topk(min(2 * beam_size, total.numel()))
-    keep: list[int] = []
+    keep: list[tuple[int, int, float]] = []
+    ends: list[tuple[int, float]] = []
     for value, index in zip(values.tolist(), flat.tolist(), strict=True):
         beam, token = divmod(index, vocab)
         if token == eos:
-            finish(torch.cat([beams.prefixes[beam], total.new_tensor([eos]).long()]), value)
+            ends.append((beam, value))
         elif len(keep) < beam_size:
-            keep.append(index)
-    if not keep:
-        return None
-    chosen = torch.tensor(keep, device=total.device)
-    parents, tokens = chosen // vocab, chosen % vocab
+            keep.append((beam, token, value))
+    return keep, ends
+
+
+@dataclass(frozen=True)
+class _Rules:
+    eos: int
+    beam_size: int
+    max_len: int
+    alpha: float
+    norm: str
+
+    def hypothesis(self, prefix: torch.Tensor, token: int, log_prob: float) -> Hypothesis:
+        """``prefix`` (bos first) extended by ``token``, finished with its normalised score."""
+        generated = (*prefix[1:].tolist(), token)
+        return Hypothesis(generated, log_prob, log_prob / length_penalty(len(generated), self.alpha, self.norm))
+
+    def cannot_improve(self, finished: list[Hypothesis], best_live: float) -> bool:
+        """Whether ``beam_size`` hypotheses are finished and no live beam (the best at ``log P = best_live``) can
+        reach the worst of the best of them."""
+        if len(finished) < self.beam_size:
+            return False
+        worst_kept = sorted((h.score for h in finished), reverse=True)[self.beam_size - 1]
+        return worst_kept >= best_live / length_penalty(self.max_len, self.alpha, self.norm)
+
+
+def _prune(beams: _Beams, total: torch.Tensor, finished: list[list[Hypothesis]], last: bool, rules: _Rules) -> _Kept:
+    """Per unfinished source: finish its ``eos`` candidates, stop it when it cannot improve (or finish its live
+    beams at the ``last`` length), else keep its best live extensions."""
+    kept = _Kept([], [], [])
+    for source, first, end in beams.segments:
+        keep, ends = _select(total[first:end], rules.eos, rules.beam_size)
+        prefixes = beams.prefixes[first:end]
+        finished[source] += [rules.hypothesis(prefixes[row], rules.eos, value) for row, value in ends]
+        best_live = max((value for _, _, value in keep), default=None)
+        if best_live is None or rules.cannot_improve(finished[source], best_live):
+            continue
+        if last:  # live beams finish as they are
+            finished[source] += [rules.hypothesis(prefixes[row], token, value) for row, token, value in keep]
+            continue
+        kept.segments.append((source, len(kept.rows), len(kept.rows) + len(keep)))
+        kept.rows.extend(first + row for row, _, _ in keep)
+        kept.tokens.extend(token for _, token, _ in keep)
+    return kept
+
+
+def _advance(beams: _Beams, kept: _Kept, total: torch.Tensor) -> _Beams:
+    """The kept extensions as the new live beams; every tensor of the states follows its parent row."""
+    parents = torch.tensor(kept.rows, device=total.device)
+    tokens = torch.tensor(kept.tokens, device=total.device)
     prefixes = torch.cat([beams.prefixes[parents], tokens[:, None]], dim=1)
     state, lm_state = reorder(beams.state, parents), reorder(beams.lm_state, parents)
-    return _Beams(prefixes, total.flatten()[chosen], state, lm_state)
+    return _Beams(prefixes, total[parents, tokens], kept.segments, state, lm_state)
+
+
+def beam_search_batch(
+    step: StepFn,
+    *,
+    sources: int,
+    bos: int,
+    eos: int,
+    beam_size: int,
+    max_len: int,
+    state: Any = None,
+    alpha: float = 0.0,
+    length_norm: str = "gnmt",
+    lm_step: StepFn | None = None,
+    lm_state: Any = None,
+    lm_weight: float = 0.0,
+    device: torch.device | str = "cpu",
+) -> list[list[Hypothesis]]:
+    """The best ``beam_size`` hypotheses of each of ``sources`` independent searches, best first, decoded together:
+    one ``step`` call per length scores the live beams of every unfinished source (rows grouped by source; ``state``
+    starts with one row per source). Each source is searched exactly as :func:`beam_search` searches it alone."""
+    if beam_size < 1 or max_len < 1 or alpha < 0 or lm_weight < 0 or sources < 1:
+        given = f"sources={sources}, beam_size={beam_size}, max_len={max_len}, alpha={alpha}, lm_weight={lm_weight}"
+        raise ValueError(f"need sources, beam_size, max_len >= 1 and alpha, lm_weight >= 0; got {given}")
+    finished: list[list[Hypothesis]] = [[] for _ in range(sources)]
+    start = torch.full((sources, 1), bos, device=device)
+    segments = [(source, source, source + 1) for source in range(sources)]
+    beams = _Beams(start, torch.zeros(sources, device=device), segments, state, lm_state)
+    rules = _Rules(eos, beam_size, max_len, alpha, length_norm)
+    for length in range(1, max_len + 1):
+        total, beams = _scores(beams, step, lm_step, lm_weight)
+        kept = _prune(beams, total, finished, length == max_len, rules)
+        if not kept.rows:
+            break
+        beams = _advance(beams, kept, total)
+    return [sorted(found, key=lambda h: h.score, reverse=True)[:beam_size] for found in finished]
 
 
 def beam_search(
@@ -114,37 +207,12 @@ def beam_search(
     lm_weight: float = 0.0,
     device: torch.device | str = "cpu",
 ) -> list[Hypothesis]:
-    """The best ``beam_size`` hypotheses, best first (see the module docstring for the scores and the search).
-    ``alpha`` and ``lm_weight`` are at least 0: the early stop relies on scores that only fall with length.
+    """The best ``beam_size`` hypotheses of one source, best first (see the module docstring for the scores and the
+    search). ``alpha`` and ``lm_weight`` are at least 0: the early stop relies on scores that only fall with length.
     ``device``: where the prefixes live (the step function's device)."""
-    if beam_size < 1 or max_len < 1 or alpha < 0 or lm_weight < 0:
-        given = f"beam_size={beam_size}, max_len={max_len}, alpha={alpha}, lm_weight={lm_weight}"
-        raise ValueError(f"need beam_size, max_len >= 1 and alpha, lm_weight >= 0; got {given}")
-    finished: list[Hypothesis] = []
-
-    def finish(tokens: torch.Tensor, log_prob: float) -> None:
-        generated = tuple(tokens[1:].tolist())
-        score = log_prob / length_penalty(len(generated), alpha, length_norm)
-        finished.append(Hypothesis(generated, log_prob, score))
-
-    beams: _Beams | None = _Beams(torch.tensor([[bos]], device=device), torch.zeros(1, device=device), state, lm_state)
-    for length in range(1, max_len + 1):
-        total, beams = _scores(beams, step, lm_step, lm_weight)
-        beams = _extend(total, beams, eos, beam_size, finish)
-        if beams is None or _cannot_improve(finished, beams, beam_size, max_len, alpha, length_norm):
-            break
-        if length == max_len:  # live beams finish as they are
-            for prefix, log_prob in zip(beams.prefixes, beams.log_probs.tolist(), strict=True):
-                finish(prefix, log_prob)
-    return sorted(finished, key=lambda h: h.score, reverse=True)[:beam_size]
-
-
-def _cannot_improve(
-    finished: list[Hypothesis], beams: _Beams, beam_size: int, max_len: int, alpha: float, norm: str
-) -> bool:
-    """Whether ``beam_size`` hypotheses are finished and no live beam can reach the worst of the best of them."""
-    if len(finished) < beam_size:
-        return False
-    worst_kept = sorted((h.score for h in finished), reverse=True)[beam_size - 1]
-    best_possible = beams.log_probs.max().item() / length_penalty(max_len, alpha, norm)
-    return worst_kept >= best_possible
+    options = {"alpha": alpha, "length_norm": length_norm, "lm_step": lm_step, "lm_state": lm_state}
+    options |= {"lm_weight": lm_weight, "device": device}
+    (found,) = beam_search_batch(
+        step, sources=1, bos=bos, eos=eos, beam_size=beam_size, max_len=max_len, state=state, **options
+    )
+    return found

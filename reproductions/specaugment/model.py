@@ -19,9 +19,9 @@ librispeech.py``, read for facts) and its decoder defaults (``lingvo/tasks/asr/d
   Embedding and attention sizes (512 each) are not printed by the paper nor set in that config: ours.
 
 Shapes: features ``(B, T, 80, 3)``, lengths ``(B,)`` valid frames, decoder input tokens ``(B, U)`` (``bos``
-first, teacher forcing) -> logits ``(B, U, V)``. :func:`recognize` decodes with :func:`nets.beam_search.beam_search`
-(length normalisation; shallow fusion with :class:`LSTMLanguageModel`). The paper's coverage penalty is not
-implemented (README).
+first, teacher forcing) -> logits ``(B, U, V)``. :func:`recognize_batch` decodes with
+:func:`nets.beam_search.beam_search_batch` (length normalisation; shallow fusion with :class:`LSTMLanguageModel`).
+The paper's coverage penalty is not implemented (README).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from nets.beam_search import Hypothesis, beam_search
+from nets.beam_search import Hypothesis, beam_search_batch
 from nets.lstm import reverse_padded
 
 # LAS-d-w: depth d, width w; the paper's decoder (2 x 1024) unless a row says otherwise.
@@ -215,10 +215,10 @@ class LSTMLanguageModel(nn.Module):
         return self.output(out[:, -1]).log_softmax(-1), (h.transpose(0, 1), c.transpose(0, 1))
 
 
-def recognize(
+def recognize_batch(
     model: LAS,
     features: Tensor,
-    length: int,
+    lengths: Tensor,
     *,
     bos: int,
     eos: int,
@@ -227,24 +227,32 @@ def recognize(
     alpha: float = 0.0,
     lm: LSTMLanguageModel | None = None,
     lm_weight: float = 0.0,
-) -> list[Hypothesis]:
-    """Beam search over one utterance ``features (T, 80, 3)``, best first (``beam_size`` 8 as in the paper)."""
-    memory, keys, mask = model.encode(features[None], torch.tensor([length]))
+) -> list[list[Hypothesis]]:
+    """Beam search over a batch ``features (B, T, 80, 3)`` with valid ``lengths (B,)``: each utterance's hypotheses,
+    best first (``beam_size`` 8 as in the paper). The utterances are searched independently, but every decoder step
+    runs once for the live beams of all of them: the encoder output rides in the search state, one row per beam."""
+    memory, keys, mask = model.encode(features, lengths)
 
     def step(prefixes: Tensor, state: Any) -> tuple[Tensor, Any]:
-        k = prefixes.shape[0]
-        grow = (keys.expand(k, -1, -1), memory.expand(k, -1, -1), mask.expand(k, -1))
-        logits, state = model.speller.step(prefixes[:, -1], state, *grow)
-        return logits.log_softmax(-1), state
+        speller_state, *source = state
+        logits, speller_state = model.speller.step(prefixes[:, -1], speller_state, *source)
+        return logits.log_softmax(-1), (speller_state, *source)
 
-    return beam_search(
+    return beam_search_batch(
         step,
+        sources=features.shape[0],
         bos=bos,
         eos=eos,
         beam_size=beam_size,
         max_len=max_len,
-        state=model.speller.initial_state(memory),
+        state=(model.speller.initial_state(memory), keys, memory, mask),
         alpha=alpha,
         lm_step=None if lm is None else lm.step,
         lm_weight=lm_weight,
+        device=features.device,
     )
+
+
+def recognize(model: LAS, features: Tensor, length: int, **search: Any) -> list[Hypothesis]:
+    """Beam search over one utterance ``features (T, 80, 3)``: :func:`recognize_batch` of a batch of one."""
+    return recognize_batch(model, features[None], torch.tensor([length], device=features.device), **search)[0]

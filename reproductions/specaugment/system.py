@@ -9,8 +9,9 @@ Targets: a fixed character vocabulary (:data:`CHARS`, ids after ``<unk>``, ``<s>
 uses 16k (LibriSpeech) or 1k (Switchboard) word pieces; README, "What differs". Loss: cross-entropy with label
 smoothing ``label_smoothing`` until the schedule's decay starts (:func:`schedules.label_smoothing`). Optimiser:
 Adam with the ``schedule`` (B, D, L) shape, its steps multiplied by ``schedule_scale``. Test: beam search
-(``beam_size``, length normalisation ``alpha``) per utterance; WER through the task's metric, whose predictions
-the runner keeps. Variational weight noise and the LM of shallow fusion are not part of this system (README).
+(``beam_size``, length normalisation ``alpha``) of each utterance, a batch decoded together; WER through the task's
+metric, whose predictions the runner keeps. Variational weight noise and the LM of shallow fusion are not part of
+this system (README).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from torch.nn.utils.rnn import pad_sequence
 from harness.errors import HarnessError
 from reproductions.specaugment.augment import POLICIES, generator_for, spec_augment
 from reproductions.specaugment.features import paper_features
-from reproductions.specaugment.model import las, recognize
+from reproductions.specaugment.model import las, recognize_batch
 from reproductions.specaugment.schedules import SCHEDULES, label_smoothing, learning_rate, scaled
 
 CHARS = " ABCDEFGHIJKLMNOPQRSTUVWXYZ'"
@@ -126,19 +127,17 @@ class SpecAugmentLAS(pl.LightningModule):
     def test_step(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None:
         features, lengths = self.features(batch, augment=False)
         hp = self.hparams
-        hypotheses = []
-        for x, length in zip(features, lengths.tolist(), strict=True):
-            best = recognize(
-                self.model,
-                x,
-                length,
-                bos=BOS,
-                eos=EOS,
-                beam_size=hp.beam_size,
-                max_len=hp.max_decode_len,
-                alpha=hp.alpha,
-            )
-            hypotheses.append(decode(best[0].tokens))
+        found = recognize_batch(
+            self.model,
+            features,
+            lengths.to(features.device),
+            bos=BOS,
+            eos=EOS,
+            beam_size=hp.beam_size,
+            max_len=hp.max_decode_len,
+            alpha=hp.alpha,
+        )
+        hypotheses = [decode(best[0].tokens) for best in found]
         self.test_metrics[dataloader_idx].update(hypotheses, batch.transcripts, batch.ids)
 
     def on_test_epoch_end(self) -> None:

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from nets.beam_search import Hypothesis, beam_search, length_penalty
+from nets.beam_search import Hypothesis, beam_search, beam_search_batch, length_penalty
 
 BOS, EOS, VOCAB = 9, 0, 4  # tokens 0..3; bos is only ever a prefix
 
@@ -112,3 +112,32 @@ def test_state_follows_the_surviving_beams() -> None:
     expected = beam_search(stateless, **common)
     got = beam_search(stateful, state={"sum": torch.zeros(1, dtype=torch.long)}, **common)
     assert [h.tokens for h in got] == [h.tokens for h in expected] and len(got) == 3
+
+
+def _per_source_step(prefixes: torch.Tensor, state: dict[str, torch.Tensor]) -> tuple[torch.Tensor, object]:
+    """Each source has its own table: the source id (carried in the state) is part of the seed."""
+    rows = [
+        _table_log_probs((int(s) + 100,) + tuple(p.tolist())) for s, p in zip(state["source"], prefixes, strict=True)
+    ]
+    return torch.stack(rows), state
+
+
+def _source_lm(prefixes: torch.Tensor, state: object) -> tuple[torch.Tensor, object]:
+    return torch.stack([_table_log_probs((-1,) + tuple(p.tolist()[-2:])) for p in prefixes]), state
+
+
+@pytest.mark.parametrize(("beam_size", "alpha", "lm_weight"), [(1, 0.0, 0.0), (3, 0.6, 0.0), (4, 1.0, 0.3)])
+def test_a_batch_searches_each_source_as_it_would_alone(beam_size: int, alpha: float, lm_weight: float) -> None:
+    common = {"bos": BOS, "eos": EOS, "beam_size": beam_size, "max_len": 6, "alpha": alpha}
+    common |= {"lm_step": _source_lm if lm_weight else None, "lm_weight": lm_weight}
+    sources = 7
+    together = beam_search_batch(_per_source_step, sources=sources, state={"source": torch.arange(sources)}, **common)
+    alone = [beam_search(_per_source_step, state={"source": torch.tensor([s])}, **common) for s in range(sources)]
+    assert together == alone
+    lengths = {len(found[0].tokens) for found in alone}
+    assert len(lengths) > 1  # the sources finish at different lengths, so some leave the batch early
+
+
+def test_batch_arguments_are_checked() -> None:
+    with pytest.raises(ValueError, match="sources"):
+        beam_search_batch(table_step, sources=0, bos=BOS, eos=EOS, beam_size=1, max_len=2)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from harness import registry
-from reproductions.specaugment.model import LAS, LSTMLanguageModel, las, recognize, subsampled_lengths
+from reproductions.specaugment.model import LAS, LSTMLanguageModel, las, recognize, recognize_batch, subsampled_lengths
 from reproductions.specaugment.schedules import SCHEDULES, label_smoothing, learning_rate, scaled, weight_noise_on
 
 
@@ -70,6 +70,22 @@ def test_shallow_fusion_adds_the_weighted_lm_log_probability() -> None:
         lm_lp = lm(inputs)[0].log_softmax(-1)
         expected = (am + 0.35 * lm_lp).gather(1, targets[:, None]).sum()
     assert math.isclose(hyp.log_prob, float(expected), rel_tol=1e-4)
+
+
+def test_a_padded_batch_decodes_each_utterance_as_alone() -> None:
+    """``recognize_batch`` over utterances of different lengths, zero-padded, finds what each alone finds."""
+    torch.manual_seed(3)
+    model, lm = small_las(), LSTMLanguageModel(12, dim=8, layers=2).eval()
+    lengths = [30, 17, 24, 9]
+    utterances = [torch.randn(n, 16, 3) for n in lengths]
+    batch = torch.nn.utils.rnn.pad_sequence(utterances, batch_first=True)
+    search = {"bos": 1, "eos": 2, "beam_size": 3, "max_len": 7, "alpha": 0.5, "lm": lm, "lm_weight": 0.2}
+    with torch.no_grad():
+        together = recognize_batch(model, batch, torch.tensor(lengths), **search)
+        alone = [recognize(model, x, len(x), **search) for x in utterances]
+    for got, expected in zip(together, alone, strict=True):
+        assert [h.tokens for h in got] == [h.tokens for h in expected]
+        assert [h.log_prob for h in got] == pytest.approx([h.log_prob for h in expected], rel=1e-5)
 
 
 def test_label_smoothed_loss_trains_a_small_las() -> None:
