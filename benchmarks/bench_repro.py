@@ -72,7 +72,7 @@ def pipeline_runs(papers: list[str] | None, tiers: list[str] | None) -> list[dic
             tier = entry.split("-", 1)[0]
             if tiers and entry not in tiers and tier not in tiers:
                 continue
-            options = dict(zip(argv[5::2], argv[6::2]))  # harness run PAPER --tier T [--option value]...
+            options = dict(zip(argv[5::2], argv[6::2], strict=True))  # harness run PAPER --tier T [--option value]...
             run = {"paper": paper, "tier": tier, "entry": entry, "model": options.get("--model")}
             run.update(seed=int(options["--seed"]) if "--seed" in options else None, config=options.get("--config"))
             runs.append(run)
@@ -141,8 +141,10 @@ def _time_phases(clock: dict[str, float], runner: Any, pl: Any, max_steps: int |
 
         return wrapper
 
-    pl.Trainer.__init__, pl.Trainer.fit, pl.Trainer.test = trainer_init, without_setup("fit", fit), without_setup(
-        "test", test
+    pl.Trainer.__init__, pl.Trainer.fit, pl.Trainer.test = (
+        trainer_init,
+        without_setup("fit", fit),
+        without_setup("test", test),
     )
 
 

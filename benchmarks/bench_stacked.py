@@ -110,7 +110,7 @@ def compare(config: dict, model: str, seeds: list[int], steps: int, repeats: int
         for name, value in network.state_dict().items()
         if value.is_floating_point()
     )
-    loss_gap = max(abs(a - b) for a, b in zip(losses_alone, losses_together))
+    loss_gap = max(abs(a - b) for a, b in zip(losses_alone, losses_together, strict=True))
     ratio = best["sequential"] / best["stacked"]
     print(f"{model:<36} {len(seeds)} seeds x {steps} steps: sequential {best['sequential']:7.2f} s, stacked "
           f"{best['stacked']:7.2f} s, ratio {ratio:4.2f}x; max |weight diff| {drift:.2e}, max |final loss diff| "

@@ -36,7 +36,7 @@ def _attribute(name: str) -> str:
 
 
 class StackedModel(nn.Module):
-    """``M`` networks of one architecture as one module; ``forward`` takes ``(M, N, ...)`` and returns ``(M, N, ...)``."""
+    """``M`` networks of one architecture as one module: ``forward`` maps ``(M, N, ...)`` to ``(M, N, ...)``."""
 
     def __init__(self, members: Sequence[nn.Module]) -> None:
         super().__init__()

@@ -270,7 +270,7 @@ def _collect(commands: list[tuple[str, list[str]]], futures: dict[int, Any], don
 
 def _starts_from_a_parent(argv: list[str]) -> bool:
     """Whether the command's config (``--config``, else the paper's ``configs/<tier>.yaml``) has ``init_from``."""
-    options = dict(zip(argv[3::2], argv[4::2]))  # harness run PAPER --tier T [--option value]...
+    options = dict(zip(argv[3::2], argv[4::2], strict=True))  # harness run PAPER --tier T [--option value]...
     if options["--tier"] == "arch":
         return False
     from harness import registry

@@ -49,7 +49,7 @@ def train_alone(seed: int) -> nn.Module:
 def train_stacked() -> StackedModel:
     stacked = StackedModel([tiny(seed) for seed in SEEDS]).train()
     optimizer = sgd(stacked.parameters())
-    for step in zip(*(batches(seed) for seed in SEEDS)):
+    for step in zip(*(batches(seed) for seed in SEEDS), strict=True):
         images, labels = torch.stack([b[0] for b in step]), torch.stack([b[1] for b in step])  # (M, N, ...), (M, N)
         logits = stacked(images)  # (M, N, 10)
         losses = [nn.functional.cross_entropy(logits[m], labels[m]) for m in range(len(SEEDS))]
