@@ -9,7 +9,13 @@ tier's ``prepare`` and the data module), ``system`` (building the LightningModul
 Trainer), ``setup`` (the data module's ``setup``, inside fit and test), ``fit`` and ``test`` (without their setup),
 and ``other`` (the rest: config checks, run ids, records). ``process`` is the child's wall time as its parent saw it,
 so ``process - total`` is the interpreter's start-up. ``--max-steps`` caps every fit (a quick look; the numbers are
-then not the pipeline's); ``--threads`` sets the children's OMP_NUM_THREADS (default: unset, as `dvc repro` runs).
+then not the pipeline's); ``--threads`` sets the children's OMP_NUM_THREADS (default: unset, as `dvc repro` ran before
+the stage's worker pool).
+
+``--compare`` times the same runs two ways instead, each in its own fresh folder (so each prepares its data): as the
+stage ran them before (one `harness run` process after another, threads unset, an ingest per run) and as it runs
+them now (``scripts/pipeline.py``'s worker pool: ``--jobs`` workers, one thread each, one ingest), and prints the
+ratio, the reference ``ref`` and the load average around each.
 
 Every timing on a shared machine depends on the load: the output starts and ends with the load average and with
 ``ref``, a fixed single-thread workload (a small conv net's forward and backward) timed in the parent at the start
@@ -185,11 +191,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-steps", type=int, help="cap each fit at N steps (a quick look)")
     parser.add_argument("--threads", type=int, help="OMP_NUM_THREADS of the runs (default: unset)")
     parser.add_argument("--json", type=Path, help="also write the table as JSON here")
+    parser.add_argument("--compare", action="store_true", help="time the stage's old way against its worker pool")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="workers of the pool (--compare)")
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return 0
     runs = pipeline_runs(args.paper, args.tier)
+    if args.compare:
+        return compare(runs, args.max_steps, args.jobs)
     ref = reference_seconds()
     print(f"load average {load_average()}; ref {ref:.3f} s; {len(runs)} runs; threads {args.threads or 'unset'}")
     print(f"{'run':<58} " + " ".join(f"{p:>7}" for p in (*PHASES, "total", "process")) + "    x ref")
@@ -217,6 +227,59 @@ def summarise(rows: list[dict[str, Any]], ref_start: float, out: Path | None) ->
     print(f"load average {load_average()}; ref at the end {ref_end:.3f} s (start {ref_start:.3f} s)")
     if out:
         out.write_text(json.dumps({"ref": [ref_start, ref_end], "runs": rows}, indent=1) + "\n", encoding="utf-8")
+
+
+def commands(runs: list[dict[str, Any]], max_steps: int | None, folder: Path) -> list[tuple[str, list[str]]]:
+    """The runs as `harness run` command lines; with ``max_steps``, each config copied into ``folder`` capped."""
+    import yaml
+
+    from harness import registry
+
+    found = []
+    for index, run in enumerate(runs):
+        argv = [str(Path(sys.executable).parent / "harness"), "run", run["paper"], "--tier", run["tier"]]
+        config = run["config"] or (
+            None if run["tier"] == "arch" else registry.reproduction(run["paper"]).config_path(run["tier"])
+        )
+        if config and max_steps:
+            data = yaml.safe_load((ROOT / config).read_text(encoding="utf-8"))
+            data.setdefault("trainer", {})["max_steps"] = max_steps
+            config = folder / f"{index}.yaml"
+            config.write_text(yaml.safe_dump(data), encoding="utf-8")
+        argv += ["--config", str(ROOT / config)] if config else []
+        argv += ["--model", run["model"]] if run["model"] else []
+        argv += ["--seed", str(run["seed"])] if run["seed"] is not None else []
+        found.append((run["entry"], argv))
+    return found
+
+
+def compare(runs: list[dict[str, Any]], max_steps: int | None, jobs: int) -> int:
+    """The stage's old way (a process per run, in turn) against its worker pool, each in a fresh folder."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import pipeline
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-repro-compare-"))
+    argvs = commands(runs, max_steps, folder)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env.pop("OMP_NUM_THREADS", None)
+    ref = reference_seconds()
+    print(f"{len(argvs)} runs, max steps {max_steps or 'as configured'}; load {load_average()}; ref {ref:.3f} s")
+    (folder / "old").mkdir()
+    start = time.perf_counter()
+    for _, argv in argvs:
+        subprocess.run(argv, cwd=folder / "old", env=env, check=True, capture_output=True)
+    old = time.perf_counter() - start
+    print(f"old (a process per run, in turn, threads unset): {old:8.1f} s; load {load_average()}", flush=True)
+    (folder / "new").mkdir()
+    os.chdir(folder / "new")
+    start = time.perf_counter()
+    code, _ = pipeline.run_commands(argvs, jobs)
+    new = time.perf_counter() - start
+    subprocess.run([argvs[0][0], "ingest"], check=True, capture_output=True, env=env)
+    new_total = time.perf_counter() - start
+    print(f"new (pool of {jobs}, one thread each, one ingest): {new_total:8.1f} s (runs {new:.1f} s), exit {code}")
+    print(f"ratio old / new {old / new_total:.2f}; load {load_average()}; ref at the end {reference_seconds():.3f} s")
+    return code
 
 
 if __name__ == "__main__":
