@@ -256,10 +256,19 @@ def execute_local(runs: list[dict[str, Any]], runs_dir: Path, n_jobs: int) -> li
 
 
 def make_submitit_executor(executor: dict[str, Any], folder: Path) -> Any:
-    """``submitit.AutoExecutor`` (SLURM when available, or ``executor.cluster``) with ``executor.parameters``."""
+    """``submitit.AutoExecutor`` (SLURM, or ``executor.cluster``) with ``executor.parameters``. Without SLURM and
+    without an explicit ``cluster``, submitit would quietly run every array task on this machine at once (a full
+    sweep: over a hundred processes), so that is an error instead."""
     import submitit
+    from submitit.slurm.slurm import SlurmExecutor
 
-    auto = submitit.AutoExecutor(folder=str(folder), cluster=executor.get("cluster"))
+    cluster = executor.get("cluster")
+    if cluster is None and SlurmExecutor.affinity() < 0:
+        raise HarnessError(
+            "executor.kind slurm: no SLURM on this machine (srun not found), and submitit would start every array "
+            "task here at once; use executor: {kind: local, n_jobs: N} (or set executor.cluster: local to mean it)"
+        )
+    auto = submitit.AutoExecutor(folder=str(folder), cluster=cluster)
     auto.update_parameters(**(executor.get("parameters") or {}))
     return auto
 

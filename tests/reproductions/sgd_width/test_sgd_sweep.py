@@ -262,6 +262,16 @@ def test_submitit_executor_parameters_for_slurm(tmp_path, monkeypatch):
     assert auto._executor.parameters["array_parallelism"] == 16
 
 
+def test_slurm_executor_without_slurm_is_an_error_not_a_local_storm(tmp_path, monkeypatch):
+    """``kind: slurm`` where there is no srun: one error before anything is submitted, not every task run here."""
+    import submitit.slurm.slurm as slurm
+
+    monkeypatch.setattr(slurm.shutil, "which", lambda name: None)
+    with pytest.raises(HarnessError, match="no SLURM on this machine"):
+        sweep.make_submitit_executor({"parameters": {"timeout_min": 5}}, tmp_path / "logs")
+    assert not (tmp_path / "logs").exists()
+
+
 def test_sweep_through_submitit(config_file, tmp_path, monkeypatch):
     """The same sweep through submitit's in-process debug executor, three grid points per array task."""
     monkeypatch.setattr(sweep, "train_run", fake_train())
