@@ -1,10 +1,11 @@
 """The DuckDB store: ``results/harness.duckdb``, derived from the run records and the registered claims.
 
 Ingest is where claims are judged: it writes each claim's verdict (``verdicts``), the points each trend claim was
-judged on (``trend_points``) and each paper's own figures as Vega-Lite JSON (``figures``, drawn by the paper's
-``Reproduction.figures`` function). ``harness report``, the leaderboard and any export read these tables and never
-judge, re-read claims files or import reproduction code. A database of an older ``STORE_VERSION`` is refused by
-readers with "run `harness ingest`", and the next ingest rebuilds it.
+judged on (``trend_points``), each paper's own figures as Vega-Lite JSON (``figures``, drawn by the paper's
+``Reproduction.figures`` function) and each registered paper's title and address (``papers``). ``harness report``,
+the leaderboard and any export read these tables and never judge, re-read claims files or import reproduction code.
+A database of an older ``STORE_VERSION`` is refused by readers with "run `harness ingest`", and the next ingest
+rebuilds it.
 
 ``results/runs/`` is the source of truth. Ingest is incremental: new records are validated and inserted, records
 whose files left ``results/runs/`` are deleted, and only the claims on the (paper, dataset, split) that changed are
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from harness.claims import Claim
 
 DB_PATH = Path("results/harness.duckdb")
-STORE_VERSION = 4  # 3: runs.parents; 4: incremental ingest (rows taken from each record's JSON by DuckDB)
+STORE_VERSION = 5  # 3: runs.parents; 4: incremental ingest (rows taken from each record's JSON by DuckDB); 5: papers
 BUILD_PREFIX = ".ingest-"  # the temp folders of an ingest, beside the database
 PARALLEL_FROM = 5000  # records validated in several processes from this many on
 MAX_OBJECT_BYTES = 2 * MAX_RECORD_BYTES  # the largest record line DuckDB's JSON reader is asked to take
@@ -76,9 +77,10 @@ TREND_POINT_COLUMNS = {
     "run_id": "VARCHAR",
 }  # fmt: skip
 FIGURE_COLUMNS = {"paper": "VARCHAR", "position": "BIGINT", "title": "VARCHAR", "spec": "JSON"}
+PAPER_COLUMNS = {"paper": "VARCHAR", "title": "VARCHAR", "link": "VARCHAR"}
 TABLES = {
     "runs": RUN_COLUMNS, "metrics": METRIC_COLUMNS, "claims": CLAIM_COLUMNS, "verdicts": VERDICT_COLUMNS,
-    "trend_points": TREND_POINT_COLUMNS, "figures": FIGURE_COLUMNS,
+    "trend_points": TREND_POINT_COLUMNS, "figures": FIGURE_COLUMNS, "papers": PAPER_COLUMNS,
 }  # fmt: skip
 # where a runs column is in the record's JSON (default: the top-level key of the column's name)
 RUN_PATHS = {
@@ -103,6 +105,7 @@ class Tables:
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     trend_points: list[dict[str, Any]] = field(default_factory=list)
     figures: list[dict[str, Any]] = field(default_factory=list)
+    papers: list[dict[str, Any]] = field(default_factory=list)
     digest: str | None = None  # claims_digest() of the claims judged
 
 
@@ -161,8 +164,8 @@ def require_current(db_path: Path = DB_PATH) -> None:
 
 
 def claims_digest() -> str:
-    """sha256 over every registered paper's id and claims file bytes: ingest stores it, so ``harness report`` can
-    tell that claims changed since (without parsing them)."""
+    """sha256 over every registered paper's id, title and claims file bytes: ingest stores it, so ``harness report``
+    can tell that claims (or titles) changed since (without parsing them)."""
     import hashlib
 
     from harness import registry
@@ -170,7 +173,7 @@ def claims_digest() -> str:
     digest = hashlib.sha256()
     for repro in registry.reproductions().values():
         path = repro.claims_path
-        digest.update(repro.id.encode() + b"\0" + (path.read_bytes() if path.exists() else b"") + b"\0")
+        digest.update(f"{repro.id}\0{repro.title}\0".encode() + (path.read_bytes() if path.exists() else b"") + b"\0")
     return digest.hexdigest()
 
 
@@ -475,11 +478,14 @@ def _draw_figures(con: duckdb.DuckDBPyConnection, papers: set[str] | None, tmp: 
 
 
 def _write_claims(con: duckdb.DuckDBPyConnection, claims: Sequence[Claim], tmp: Path) -> None:
-    """Replace the ``claims`` table and the stored claims digest."""
+    """Replace the ``claims`` and ``papers`` tables and the stored claims digest."""
+    from harness import registry
     from harness.claims import claim_row
 
-    con.execute("DELETE FROM claims")
+    con.execute("DELETE FROM claims; DELETE FROM papers")
     _insert_rows(con, "claims", [claim_row(c) for c in claims], tmp)
+    papers = [{"paper": r.id, "title": r.title, "link": r.link} for r in registry.reproductions().values()]
+    _insert_rows(con, "papers", papers, tmp)
     con.execute("DELETE FROM meta")
     con.execute("INSERT INTO meta VALUES (?, ?)", [STORE_VERSION, claims_digest()])
 
@@ -541,7 +547,7 @@ def build_database(records: Sequence[RunRecord], tables: Tables, db_path: Path =
         try:
             _create_tables(con)
             _insert_records(con, [lines])
-            for name in ("claims", "verdicts", "trend_points", "figures"):
+            for name in ("claims", "verdicts", "trend_points", "figures", "papers"):
                 _insert_rows(con, name, getattr(tables, name), tmp)
             con.execute("INSERT INTO meta VALUES (?, ?)", [STORE_VERSION, tables.digest])
             con.execute("CHECKPOINT")

@@ -1,16 +1,17 @@
 """The leaderboard: reported against reproduced, claim by claim, over results/harness.duckdb.
 
 Started by ``harness leaderboard [--port P] [--db PATH]``, i.e. ``streamlit run leaderboard/app.py -- --db PATH``.
-Pages (``st.navigation``): Overview (one row per paper), Paper (every claim of one paper), Runs (run records
-with provenance, downloads). Queries live in ``leaderboard.queries``; each opens the database read-only and
-closes it, so an ingest can replace the file while the app runs.
+Pages (``st.navigation``): Overview (per paper, its accuracy and architecture claims), Paper (every claim of one
+paper), Runs (run records a page at a time, with provenance, downloads, training curves). Queries live in
+``leaderboard.queries``; a page's run opens the database read-only once and closes it when drawn, so an ingest can
+replace the file while the app runs.
 """
 
 from pathlib import Path
 
 import streamlit as st
 
-from leaderboard import ui
+from leaderboard import queries, ui
 
 PAGES = Path(__file__).resolve().parent / "views"  # not pages/: that name would make Streamlit add its own page list
 
@@ -22,5 +23,6 @@ navigation = st.navigation(
         st.Page(PAGES / "runs.py", title="Runs", icon=":material/list_alt:", url_path="runs"),
     ]
 )
-ui.require_database(ui.db_path())
-navigation.run()
+with queries.page_session(ui.db_path()):  # the page's queries share one read-only connection, closed once drawn
+    ui.require_database(ui.db_path())
+    navigation.run()

@@ -16,12 +16,12 @@ def status_color(**legend: Any) -> alt.Color:
     return alt.Color("status:N", scale=scale, legend=alt.Legend(orient="bottom", title=None, **legend))
 
 
-def status_bars(overview: pd.DataFrame) -> alt.Chart:
+def status_bars(overview: pd.DataFrame, title: str = "Claims by verdict") -> alt.Chart:
     """One stacked bar per paper: its claims by verdict (from ``queries.overview``)."""
     statuses = list(STATUS_COLORS)
     long = overview.melt(id_vars="paper", value_vars=statuses, var_name="status", value_name="count")
     return (
-        alt.Chart(long[long["count"] > 0], title="Claims by verdict")
+        alt.Chart(long[long["count"] > 0], title=title)
         .mark_bar()
         .encode(
             y=alt.Y("paper:N", title=None),
@@ -34,27 +34,24 @@ def status_bars(overview: pd.DataFrame) -> alt.Chart:
     )
 
 
-def reported_vs_measured(data: pd.DataFrame) -> alt.FacetChart:
-    """Measured against reported, one panel per metric (``queries.reported_vs_measured``): a point per claim in its
-    status's colour, a bar for the tolerance band around the reported value, and the dashed line y = x."""
-    base = alt.Chart().encode(
-        x=alt.X("reported:Q", title="reported", scale=alt.Scale(zero=False)),
-        y=alt.Y("measured:Q", title="measured", scale=alt.Scale(zero=False)),
-    )
-    claims = base.transform_filter("datum.layer == 'claim'")
-    layers = alt.layer(
-        base.transform_filter("datum.layer == 'diag'").mark_line(strokeDash=[4, 4], color="#888"),
-        claims.mark_rule(strokeWidth=8, opacity=0.25).encode(y="lo:Q", y2="hi:Q"),
+def reported_vs_measured(data: pd.DataFrame) -> alt.LayerChart:
+    """Each claim's distance from the reported value in tolerances (``queries.reported_vs_measured``): a point per
+    claim in its status's colour on a symmetric-log axis, the shaded band [-1, 1] where a claim holds, a rule at 0."""
+    symlog = alt.Scale(type="symlog")
+    x = alt.X("z:Q", title="Δ / tolerance (measured − reported, in tolerances)", scale=symlog)
+    claims = alt.Chart().transform_filter("datum.layer == 'claim'")
+    band = alt.Chart().transform_filter("datum.layer == 'band'")
+    return alt.layer(
+        band.mark_rect(color="#2e7d32", opacity=0.12).encode(x=alt.X("lo:Q", scale=symlog), x2="hi:Q"),
+        band.mark_rule(color="#888", strokeDash=[4, 4]).encode(x=alt.datum(0, scale=symlog)),
         claims.mark_point(filled=True, size=90).encode(
-            color=status_color(), tooltip=["claim_id", "status", "tier", "reported", "measured", "lo", "hi"]
+            x=x,
+            y=alt.Y("label:N", title=None, sort=None, axis=alt.Axis(labelLimit=320)),
+            color=status_color(),
+            tooltip=["claim_id", "metric", "status", "tier", "reported", "measured", "tolerance", "delta", "z"],
         ),
         data=data,
-    )
-    return (
-        layers.properties(width=200, height=180)
-        .facet(facet=alt.Facet("panel:N", title=None), columns=3)
-        .resolve_scale(x="independent", y="independent")
-    )
+    ).properties(height=alt.Step(28))
 
 
 def trend_curve(points: pd.DataFrame, x_title: str, y_title: str) -> alt.LayerChart:
@@ -70,3 +67,20 @@ def trend_curve(points: pd.DataFrame, x_title: str, y_title: str) -> alt.LayerCh
             tooltip=["run_id", "model", "seed", "x", "y"],
         ),
     ).properties(height=260)
+
+
+def training_curves(curves: pd.DataFrame) -> alt.FacetChart:
+    """A run's logged values against the step (``queries.training_curves``): one panel per value, each on its own
+    y scale (a loss near 1 and an accuracy near 95 would flatten each other on one)."""
+    return (
+        alt.Chart(curves)
+        .mark_line(point=alt.OverlayMarkDef(size=20))
+        .encode(
+            x=alt.X("step:Q", title="step"),
+            y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
+            tooltip=[c for c in ("name", "step", "epoch", "value") if c in curves.columns],
+        )
+        .properties(width=260, height=160)
+        .facet(facet=alt.Facet("name:N", title=None), columns=3)
+        .resolve_scale(y="independent")
+    )

@@ -11,32 +11,70 @@ imported (tests/leaderboard/test_leaderboard_imports.py holds the app to that).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pandas as pd
 
-from harness.store import STORE_VERSION, connect_readonly, store_version
+from harness.errors import HarnessError
+from harness.store import STORE_VERSION, connect_readonly
 from harness.tiers import BY_NAME, DATA_TIERS, FIRST_TIER, JUDGING_TIERS, TABLE, TIER_ORDER
 from harness.verdicts import MIN_SEEDS, STATUSES
 
 HARNESS = ".venv/bin/harness"
+_SESSION: contextvars.ContextVar[tuple[Path, duckdb.DuckDBPyConnection] | None] = contextvars.ContextVar(
+    "leaderboard_session", default=None
+)
 # "best tier reached" is the highest-ranked tier a paper has a successful run at.
 TIER_RANK_SQL = "CASE tier " + " ".join(f"WHEN '{t.name}' THEN {t.rank}" for t in TABLE) + " ELSE 0 END"
 # Tiers whose runs give a paper's kind of number (model-index Results): arch goes to Metadata, smoke to neither.
 RESULT_TIERS = tuple(name for name in TIER_ORDER if set(BY_NAME[name].judges) - {"arch"})
 # The paper's address: its arXiv abstract page, else the URL its claims cite.
+# The overview's two groups of claims: what the architecture is (params, MACs: judged at the arch tier, no data)
+# and what it achieves (the paper's results), each with the tiers whose runs it counts and those that may judge it.
+GROUPS = {"accuracy": ("scalar", "delta", "trend"), "architecture": ("arch",)}
+GROUP_BEST_TIERS = {name: tuple(t for t in TIER_ORDER if set(BY_NAME[t].judges) & set(k)) for name, k in GROUPS.items()}
+GROUP_RUN_TIERS = {"accuracy": tuple(t for t in TIER_ORDER if t != "arch"), "architecture": ("arch",)}
+MAX_LISTED_SEEDS = 20  # more seeds in a row than this are written as a range (a command: $(seq FIRST LAST))
+MAX_JOINED_RUNS = 2000  # paper_claims looks up the runs of verdicts resting on at most this many at once
+MAX_TREND_POINTS = 5000  # a trend drawn from more runs than this is drawn from its means per x
+CLAIM_RUNS_SQL = "run_id IN (SELECT unnest(run_ids) FROM verdicts WHERE paper = ? AND claim_id = ?)"
 LINK_SQL = "any_value(CASE WHEN arxiv IS NOT NULL THEN 'https://arxiv.org/abs/' || arxiv ELSE url END)"
 
 
 def frame(db: Path, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
     """One read-only query as a DataFrame (columns named even when no row matches)."""
+    return frames(db, (sql, params))[0]
+
+
+def frames(db: Path, *statements: tuple[str, Sequence[Any]]) -> list[pd.DataFrame]:
+    """Several read-only queries on one connection, each a DataFrame: the :func:`session`'s when one is open on
+    ``db``, else a connection of their own, closed before returning."""
+    held = _SESSION.get()
+    if held is not None and held[0] == db:
+        return [held[1].execute(sql, list(params)).df() for sql, params in statements]
+    with session(db):
+        return frames(db, *statements)
+
+
+@contextlib.contextmanager
+def session(db: Path) -> Iterator[None]:
+    """One read-only connection for the queries made inside (a page's run): they share DuckDB's buffers, where a
+    connection per query would read a store of a million runs cold each time. Closed on leaving, so an ingest
+    waits for at most one page's queries."""
     with connect_readonly(db) as con:
-        return con.execute(sql, list(params)).df()
+        con.execute("SET enable_progress_bar = false")  # DuckDB's bar would print into the app's console
+        token = _SESSION.set((db, con))
+        try:
+            yield
+        finally:
+            _SESSION.reset(token)
 
 
 def database_state(db: Path) -> str:
@@ -48,43 +86,71 @@ def database_state(db: Path) -> str:
         runs = frame(db, "SELECT count(*) AS n FROM runs")["n"].iloc[0]
     except duckdb.Error:
         return "unreadable"
-    if store_version(db) != STORE_VERSION:
+    try:
+        version = frame(db, "SELECT store_version FROM meta")["store_version"].iloc[0]
+    except (duckdb.Error, IndexError):
+        return "outdated"
+    if version != STORE_VERSION:
         return "outdated"
     return "ok" if runs else "empty"
 
 
-def counts(db: Path) -> dict[str, int]:
-    """Totals for the headline: papers, claims, runs and claims per status."""
-    row = frame(
-        db,
-        "SELECT (SELECT count(DISTINCT paper) FROM claims) AS papers, (SELECT count(*) FROM claims) AS claims, "
-        "(SELECT count(*) FROM runs) AS runs",
-    ).iloc[0]
-    by_status = frame(db, "SELECT status, count(*) AS n FROM verdicts GROUP BY status")
-    found = dict(zip(by_status["status"], by_status["n"], strict=True))
-    return {key: int(row[key]) for key in ("papers", "claims", "runs")} | {s: int(found.get(s, 0)) for s in STATUSES}
+@contextlib.contextmanager
+def page_session(db: Path) -> Iterator[None]:
+    """A :func:`session` for a page's run when the database opens; else none (the page's first query then says
+    what is wrong with it, e.g. :func:`database_state`)."""
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(HarnessError, duckdb.Error):
+            stack.enter_context(session(db))
+        yield
+
+
+def counts(db: Path, group: str = "accuracy", **filters: Sequence[str]) -> dict[str, int]:
+    """The headline of one group of claims under the same filters as :func:`overview` (so it follows them):
+    papers listed, claims, successful runs and claims per status."""
+    return headline(overview(db, group, **filters))
+
+
+def headline(table: pd.DataFrame) -> dict[str, int]:
+    """Totals of an :func:`overview` table: papers, claims, runs and claims per status."""
+    totals = {"papers": len(table)}
+    return totals | {key: int(table[key].sum()) for key in ("claims", "runs", *STATUSES)}
+
+
+def titles(db: Path) -> dict[str, str]:
+    """Each registered paper's title (``papers`` table, written at ingest from ``Reproduction.title``)."""
+    found = frame(db, "SELECT paper, title FROM papers WHERE title IS NOT NULL")
+    return dict(zip(found["paper"], found["title"], strict=True))
 
 
 def filter_options(db: Path) -> dict[str, list[str]]:
     """The values each filter offers: papers, tasks (datasets), tiers, statuses and models that occur."""
 
-    def distinct(sql: str) -> list[str]:
-        return [v for v in frame(db, sql).iloc[:, 0].tolist() if v is not None]
-
-    present = set(distinct("SELECT tier FROM runs UNION SELECT tier FROM verdicts"))
+    found = frames(
+        db,
+        ("SELECT paper FROM claims UNION SELECT paper FROM runs ORDER BY 1", ()),
+        ("SELECT dataset FROM claims UNION SELECT dataset FROM runs ORDER BY 1", ()),
+        ("SELECT tier FROM runs UNION SELECT tier FROM verdicts", ()),
+        ("SELECT DISTINCT model FROM runs ORDER BY 1", ()),
+    )
+    papers, tasks, tiers, models = ([v for v in f.iloc[:, 0].tolist() if v is not None] for f in found)
+    present = set(tiers)
     return {
-        "papers": distinct("SELECT paper FROM claims UNION SELECT paper FROM runs ORDER BY 1"),
-        "tasks": distinct("SELECT dataset FROM claims UNION SELECT dataset FROM runs ORDER BY 1"),
+        "papers": papers,
+        "tasks": tasks,
         "tiers": [t for t in reversed(TIER_ORDER) if t in present],
         "statuses": list(STATUSES),
-        "models": distinct("SELECT model FROM runs ORDER BY 1"),
+        "models": models,
     }
 
 
-def _where(filters: dict[str, Sequence[str]], prefix: str = "") -> tuple[str, list[Any]]:
-    """``WHERE col IN (...) AND ...`` for the non-empty filters (column names are ours, values are parameters)."""
+def _where(
+    filters: dict[str, Sequence[str]], prefix: str = "", *more: tuple[str, Sequence[str]]
+) -> tuple[str, list[Any]]:
+    """``WHERE col IN (...) AND ...`` for the non-empty filters and ``more`` (column, values) pairs (column names are
+    ours, values are parameters)."""
     clauses, params = [], []
-    for column, values in filters.items():
+    for column, values in [*filters.items(), *more]:
         if values:
             clauses.append(f"{prefix}{column} IN ({', '.join('?' * len(values))})")
             params.extend(values)
@@ -93,33 +159,41 @@ def _where(filters: dict[str, Sequence[str]], prefix: str = "") -> tuple[str, li
 
 def overview(
     db: Path,
+    group: str = "accuracy",
     papers: Sequence[str] = (),
     tasks: Sequence[str] = (),
     tiers: Sequence[str] = (),
     statuses: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """One row per paper: its claims by status and the best tier it has a successful run at.
+    """One row per paper for one group of claims (``GROUPS``: architecture or accuracy): its title, its claims by
+    status, its successful runs at the group's tiers and the best tier among them that judges the group's claims.
 
     The filters select claims (task = the claim's dataset, tier = the tier its verdict rests on, status) and
     runs (paper, dataset, tier); a paper is listed when any claim is left, or, without a status filter, any run.
     """
-    where, params = _where({"paper": papers, "dataset": tasks, "tier": tiers, "status": statuses})
+    kinds, run_tiers = GROUPS[group], GROUP_RUN_TIERS[group]
+    where, params = _where({"paper": papers, "dataset": tasks, "tier": tiers, "status": statuses, "kind": kinds})
     per_status = ", ".join(f"count(*) FILTER (WHERE status = '{s}') AS \"{s}\"" for s in STATUSES)
-    claims = frame(db, f"SELECT paper, count(*) AS claims, {per_status} FROM verdicts{where} GROUP BY paper", params)
-    where, params = _where({"paper": papers, "dataset": tasks, "tier": tiers})
-    where = (where + " AND " if where else " WHERE ") + "status = 'ok'"
-    runs = frame(
-        db,
-        f"SELECT paper, count(*) AS runs, arg_max(tier, {TIER_RANK_SQL}) AS best_tier FROM runs{where} GROUP BY paper",
-        params,
+    claims_sql = f"SELECT paper, count(*) AS claims, {per_status} FROM verdicts{where} GROUP BY paper"
+    run_where, run_params = _where(
+        {"paper": papers, "dataset": tasks, "tier": tiers, "status": ["ok"]}, "", ("tier", run_tiers)
     )
-    how = "left" if statuses else "outer"
-    table = claims.merge(runs, on="paper", how=how)
-    links = frame(db, f"SELECT paper, {LINK_SQL} AS link FROM claims GROUP BY paper")
-    table = table.merge(links, on="paper", how="left")
+    judging = ", ".join(f"'{t}'" for t in GROUP_BEST_TIERS[group])
+    runs_sql = (  # counted per (paper, tier) first: a million runs become a few rows before the tiers are ranked
+        f"WITH per_tier AS (SELECT paper, tier, count(*) AS n FROM runs{run_where} GROUP BY paper, tier) "
+        f"SELECT paper, sum(n)::BIGINT AS runs, arg_max(tier, {TIER_RANK_SQL}) FILTER (WHERE tier IN ({judging})) "
+        "AS best_tier FROM per_tier GROUP BY paper"
+    )
+    names_sql = (  # a paper's title, and its link from its claims (else from the registry)
+        f"SELECT coalesce(c.paper, t.paper) AS paper, coalesce(c.link, t.link) AS link, t.title FROM "
+        f"(SELECT paper, {LINK_SQL} AS link FROM claims GROUP BY paper) c FULL JOIN papers t ON t.paper = c.paper"
+    )
+    claims, runs, names = frames(db, (claims_sql, params), (runs_sql, run_params), (names_sql, ()))
+    table = claims.merge(runs, on="paper", how="left" if statuses else "outer")
+    table = table.merge(names, on="paper", how="left")
     for column in ("claims", *STATUSES, "runs"):
         table[column] = table[column].fillna(0).astype(int)
-    columns = ["paper", "link", "claims", *STATUSES, "best_tier", "runs"]
+    columns = ["paper", "title", "link", "claims", *STATUSES, "best_tier", "runs"]
     return table[columns].sort_values("paper", ignore_index=True)
 
 
@@ -160,30 +234,81 @@ def reproduce_command(
         if len(seeds) == 1:
             command += f" --seed {seeds[0]}"
         elif seeds:
-            command = f"for seed in {' '.join(map(str, seeds))}; do {command} --seed $seed; done"
+            many = isinstance(seeds, range) and len(seeds) > MAX_LISTED_SEEDS
+            listed = f"$(seq {seeds[0]} {seeds[-1]})" if many else " ".join(map(str, seeds))
+            command = f"for seed in {listed}; do {command} --seed $seed; done"
         lines.append(command)
     return "\n".join(lines)
 
 
-def paper_claims(db: Path, paper: str, statuses: Sequence[str] = (), tiers: Sequence[str] = ()) -> pd.DataFrame:
-    """Every claim of ``paper`` with its verdict: reported vs measured, Δ, tolerance, status, tier, seeds, runs,
-    and the command that reproduces it (for a baseline of another paper, that paper's command too)."""
+def paper_claims(
+    db: Path,
+    paper: str,
+    statuses: Sequence[str] = (),
+    tiers: Sequence[str] = (),
+    claim_id: str | None = None,
+    look_up_all: bool = False,
+) -> pd.DataFrame:
+    """Every claim of ``paper`` (or the one ``claim_id``) with its verdict: reported vs measured, Δ, tolerance,
+    status, tier, the number of runs (``n_runs``), their ``seeds`` and ``run_models``, and the ``command`` that
+    reproduces it (for a baseline of another paper, that paper's command too).
+
+    ``seeds`` is a list, or a ``range`` when more than ``MAX_LISTED_SEEDS`` run in a row. The database looks the
+    runs of a verdict up; unless ``look_up_all``, a claim resting on more than ``MAX_JOINED_RUNS`` runs is left to
+    be looked up alone (its ``seeds``, ``run_models`` and ``command`` are None): a page of claims costs no
+    million-row join.
+    """
     where, params = _where({"status": statuses, "tier": tiers}, prefix="v.")
-    where = (where + " AND " if where else " WHERE ") + "v.paper = ?"
-    table = frame(
-        db,
-        "SELECT v.claim_id, v.kind, c.source, v.model, c.baseline, c.baseline_paper, v.dataset, v.split, v.metric, "
-        "c.unit, v.reported, v.mean AS measured, v.std, v.delta, v.tolerance, v.status, v.tier, v.n, "
-        "(SELECT list(DISTINCT r.seed ORDER BY r.seed) FROM runs r WHERE list_contains(v.run_ids, r.run_id)) AS seeds, "
-        "(SELECT list(DISTINCT r.model ORDER BY r.model) FROM runs r WHERE list_contains(v.run_ids, r.run_id) "
-        "AND r.paper = v.paper) AS run_models, v.reason, c.statement, c.rule, v.run_ids "
-        f"FROM verdicts v JOIN claims c ON c.paper = v.paper AND c.claim_id = v.claim_id{where} ORDER BY v.claim_id",
-        [*params, paper],
-    )
-    for column in ("seeds", "run_models", "run_ids"):
-        table[column] = [_as_list(v) for v in table[column]]
-    table["command"] = [_claim_command(paper, row) for row in table.itertuples()]
+    where = (where + " AND " if where else " WHERE ") + "v.paper = ?" + (" AND v.claim_id = ?" if claim_id else "")
+    params += [paper] + ([claim_id] if claim_id else [])
+    most = None if look_up_all else MAX_JOINED_RUNS
+    table = frame(db, CLAIMS_SQL.format(where=where), [*params, most, paper, MAX_LISTED_SEEDS, paper])
+    looked_up = table["n_runs"] == table["joined"]
+    table["seeds"] = [_seeds(row) if ok else None for row, ok in zip(table.itertuples(), looked_up, strict=True)]
+    table["run_models"] = [_as_list(v) if ok else None for v, ok in zip(table["run_models"], looked_up, strict=True)]
+    table = table.drop(columns=["seed_min", "seed_max", "seed_list", "joined"])
+    rows = zip(table.itertuples(), looked_up, strict=True)
+    table["command"] = [_claim_command(paper, row) if ok else None for row, ok in rows]
     return table
+
+
+# paper_claims: the claims' verdicts (v), the runs each rests on (evidence: only verdicts of at most ? runs) looked
+# up among the runs of the paper and its baselines' papers (mine), summed up per claim (used).
+CLAIMS_SQL = (
+    "WITH v AS (SELECT * FROM verdicts v{where}), "
+    "evidence AS (SELECT claim_id, unnest(run_ids) AS run_id FROM v "
+    "WHERE len(run_ids) <= coalesce(?::BIGINT, len(run_ids))), "
+    "mine AS (SELECT run_id, seed, model, paper FROM runs WHERE paper IN (SELECT v.paper FROM v UNION "
+    "SELECT c.baseline_paper FROM claims c WHERE c.paper = ?)), "
+    "used AS (SELECT e.claim_id, count(*) AS joined, count(DISTINCT r.seed) AS n_seeds, min(r.seed) AS seed_min, "
+    "max(r.seed) AS seed_max, CASE WHEN count(DISTINCT r.seed) <= ? OR max(r.seed) - min(r.seed) + 1 <> "
+    "count(DISTINCT r.seed) THEN list(DISTINCT r.seed ORDER BY r.seed) END AS seed_list, "
+    "list(DISTINCT r.model ORDER BY r.model) FILTER (WHERE r.paper = ?) AS run_models "
+    "FROM evidence e JOIN mine r USING (run_id) GROUP BY e.claim_id) "
+    "SELECT v.claim_id, v.kind, c.source, v.model, c.baseline, c.baseline_paper, v.dataset, v.split, v.metric, "
+    "c.unit, v.reported, v.mean AS measured, v.std, v.delta, v.tolerance, v.status, v.tier, v.n, "
+    "coalesce(len(v.run_ids), 0) AS n_runs, coalesce(u.joined, 0) AS joined, u.seed_min, u.seed_max, u.seed_list, "
+    "u.run_models, v.reason, c.statement, c.rule FROM v JOIN claims c ON c.paper = v.paper AND c.claim_id = "
+    "v.claim_id LEFT JOIN used u ON u.claim_id = v.claim_id ORDER BY v.claim_id"
+)
+
+
+def _seeds(row: Any) -> list[int] | range:
+    """A claim's seeds: the listed ones, or the run from the smallest to the largest (many, none missing)."""
+    if row.seed_list is not None and row.seed_list is not pd.NA:
+        return _as_list(row.seed_list)
+    return range(int(row.seed_min), int(row.seed_max) + 1) if pd.notna(row.seed_min) else []
+
+
+def seeds_text(seeds: Sequence[int] | None) -> str:
+    """Seeds for a table cell: ``0, 1, 2``, or ``0–19999 (20000 seeds)`` for a long run of them."""
+    if seeds is None:
+        return ""
+    if len(seeds) <= MAX_LISTED_SEEDS:
+        return ", ".join(map(str, seeds))
+    if isinstance(seeds, range):
+        return f"{seeds[0]}–{seeds[-1]} ({len(seeds)} seeds)"
+    return f"{', '.join(map(str, seeds[:MAX_LISTED_SEEDS]))}, … ({len(seeds)} seeds)"
 
 
 def _claim_command(paper: str, row: Any) -> str:
@@ -208,20 +333,39 @@ def _command_models(paper: str, row: Any) -> list[str]:
 
 
 def reported_vs_measured(claims: pd.DataFrame) -> pd.DataFrame:
-    """Chart data from :func:`paper_claims`: each judged non-trend claim (``layer`` "claim", with its tolerance band
-    ``lo``–``hi``) and, per panel, the two ends of the line y = x across it (``layer`` "diag"). One panel per metric;
-    delta claims get their own (``"<metric> (delta)"``), their values being differences."""
-    scored = claims[(claims["kind"] != "trend") & claims["measured"].notna() & claims["reported"].notna()]
-    panel = [f"{m} (delta)" if k == "delta" else m for m, k in zip(scored["metric"], scored["kind"], strict=True)]
-    points = scored.assign(
-        panel=panel, layer="claim", lo=scored["reported"] - scored["tolerance"],
-        hi=scored["reported"] + scored["tolerance"],
-    )[["panel", "layer", "claim_id", "status", "tier", "reported", "measured", "lo", "hi"]]  # fmt: skip
-    by_panel = points.groupby("panel")
-    low = pd.concat([by_panel["lo"].min(), by_panel["measured"].min()], axis=1).min(axis=1)
-    high = pd.concat([by_panel["hi"].max(), by_panel["measured"].max()], axis=1).max(axis=1)
-    ends = [pd.DataFrame({"panel": v.index, "layer": "diag", "reported": v, "measured": v}) for v in (low, high)]
-    return pd.concat([points, *ends], ignore_index=True)
+    """Chart data from :func:`paper_claims`: each judged non-trend claim with its distance from the reported value
+    in tolerances, ``z`` = Δ / tolerance (``layer`` "claim"), and one row for the band z in [-1, 1] where a claim
+    holds (``layer`` "band"). On that one axis a parameter count in the millions, a top-1 in percent and a delta
+    of a few points are equally readable: the band has the same width for every claim."""
+    scored = claims[
+        (claims["kind"] != "trend") & claims["measured"].notna() & claims["reported"].notna()
+        & (claims["tolerance"] > 0)
+    ]  # fmt: skip
+    label = [
+        f"{c} ({m}{', delta' if k == 'delta' else ''})" for c, m, k in scored[["claim_id", "metric", "kind"]].values
+    ]
+    points = scored.assign(label=label, layer="claim", z=scored["delta"] / scored["tolerance"])[
+        ["label", "layer", "claim_id", "metric", "status", "tier", "reported", "measured", "tolerance", "delta", "z"]
+    ]
+    if points.empty:
+        return points
+    band = pd.DataFrame({"layer": ["band"], "lo": [-1.0], "hi": [1.0]})
+    return pd.concat([points, band], ignore_index=True)
+
+
+def _runs_where(
+    papers: Sequence[str], tiers: Sequence[str], models: Sequence[str], tasks: Sequence[str],
+    statuses: Sequence[str], run_ids: Sequence[str] | None, claim: tuple[str, str] | None,
+) -> tuple[str, list[Any]]:  # fmt: skip
+    filters = {"paper": papers, "tier": tiers, "model": models, "dataset": tasks, "status": statuses}
+    where, params = _where(filters)
+    if run_ids is not None:
+        where += (" AND " if where else " WHERE ") + ("list_contains(?::VARCHAR[], run_id)" if run_ids else "false")
+        params += [list(run_ids)] if run_ids else []
+    if claim is not None:  # a join in the database: a verdict may rest on a million run ids
+        where += (" AND " if where else " WHERE ") + CLAIM_RUNS_SQL
+        params += list(claim)
+    return where, params
 
 
 def runs(
@@ -232,23 +376,70 @@ def runs(
     tasks: Sequence[str] = (),
     statuses: Sequence[str] = (),
     run_ids: Sequence[str] | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+    claim: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
-    """Run records with their provenance, newest first; ``run_ids`` (e.g. one claim's evidence) narrows further."""
-    filters = {"paper": papers, "tier": tiers, "model": models, "dataset": tasks, "status": statuses}
-    where, params = _where(filters)
-    if run_ids is not None:
-        where += (" AND " if where else " WHERE ") + ("list_contains(?::VARCHAR[], run_id)" if run_ids else "false")
-        params += [list(run_ids)] if run_ids else []
+    """Run records with their provenance, newest first; ``run_ids``, or ``claim`` (paper, claim id: the runs its
+    verdict rests on), narrows further.
+    ``limit`` and ``offset`` give one page of them: the page's rows are chosen by a top-n sort over the sort keys,
+    then only they are read (by row id), metrics from their records' JSON: a page of a million runs reads 100."""
+    where, params = _runs_where(papers, tiers, models, tasks, statuses, run_ids, claim)
+    page = f" LIMIT {int(limit)} OFFSET {int(offset)}" if limit is not None else ""
     table = frame(
         db,
+        f"WITH chosen AS (SELECT rowid AS row FROM runs{where} ORDER BY finished_at DESC, run_id{page}) "
         "SELECT run_id, paper, model, tier, dataset, split, seed, status, protocol, "
-        "(SELECT string_agg(format('{}={:.6g}', name, value), ', ' ORDER BY name) FROM metrics m "
-        "WHERE m.run_id = runs.run_id) AS metrics, started_at, finished_at, git_sha, git_dirty, config_hash, "
-        "data_hash, CAST(hardware AS VARCHAR) AS hardware, CAST(versions AS VARCHAR) AS versions FROM runs"
-        f"{where} ORDER BY finished_at DESC, run_id",
+        "CAST(record->'metrics' AS VARCHAR) AS metrics, started_at, finished_at, git_sha, git_dirty, config_hash, "
+        "data_hash, CAST(hardware AS VARCHAR) AS hardware, CAST(versions AS VARCHAR) AS versions FROM runs "
+        "WHERE rowid IN (SELECT row FROM chosen) ORDER BY finished_at DESC, run_id",
         params,
     )
+    table["metrics"] = [_metrics_text(text) for text in table["metrics"]]
     return table
+
+
+def _metrics_text(text: str | None) -> str | None:
+    """A record's metrics (JSON) as ``name=value, ...`` sorted by name, values to 6 significant digits."""
+    found = json.loads(text) if isinstance(text, str) else {}
+    return ", ".join(f"{name}={value:.6g}" for name, value in sorted(found.items())) or None
+
+
+def runs_count(
+    db: Path,
+    papers: Sequence[str] = (),
+    tiers: Sequence[str] = (),
+    models: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    statuses: Sequence[str] = (),
+    run_ids: Sequence[str] | None = None,
+    claim: tuple[str, str] | None = None,
+) -> int:
+    """How many runs :func:`runs` would give without a limit (the Runs page's pages)."""
+    where, params = _runs_where(papers, tiers, models, tasks, statuses, run_ids, claim)
+    return int(frame(db, f"SELECT count(*) AS n FROM runs{where}", params)["n"].iloc[0])
+
+
+def run_artifacts(db: Path, run_id: str) -> dict[str, str]:
+    """What a run's record names in ``artifacts`` (e.g. ``training_log``, the CSV logger's metrics.csv)."""
+    found = frame(db, "SELECT CAST(artifacts AS VARCHAR) AS a FROM runs WHERE run_id = ?", [run_id])
+    text = None if found.empty else found["a"].iloc[0]
+    return {k: str(v) for k, v in json.loads(text).items()} if isinstance(text, str) else {}
+
+
+def training_curves(log: Path) -> pd.DataFrame:
+    """A Lightning CSV log (``metrics.csv``: one column per logged value, rows sparse) as long rows: step, epoch,
+    name, value; only finite values. Empty when the file has no logged values."""
+    table = pd.read_csv(log)
+    keys = [c for c in ("step", "epoch") if c in table.columns]
+    long = table.melt(id_vars=keys, var_name="name", value_name="value")
+    long = long[pd.to_numeric(long["value"], errors="coerce").notna()].astype({"value": float})
+    return long.reset_index(drop=True)
+
+
+def paper_run_count(db: Path, paper: str) -> int:
+    """How many runs of ``paper`` the database holds."""
+    return int(frame(db, "SELECT count(*) AS n FROM runs WHERE paper = ?", [paper])["n"].iloc[0])
 
 
 def claim_run_ids(db: Path, paper: str, claim_id: str) -> list[str]:
@@ -264,14 +455,21 @@ def paper_figures(db: Path, paper: str) -> list[tuple[str, dict[str, Any]]]:
     return [(title, json.loads(spec)) for title, spec in zip(found["title"], found["spec"], strict=True)]
 
 
-def trend_points(db: Path, paper: str, claim_id: str) -> pd.DataFrame:
+def trend_points(db: Path, paper: str, claim_id: str, max_points: int = MAX_TREND_POINTS) -> pd.DataFrame:
     """The points a trend claim was judged on, as ingest stored them: the rule's x and y for each run of its verdict
-    (columns x, y, model, seed, run_id), sorted by x. Empty when the claim is not a trend or has no runs."""
-    return frame(
-        db,
-        "SELECT x, y, model, seed, run_id FROM trend_points WHERE paper = ? AND claim_id = ? ORDER BY x, model, seed",
-        [paper, claim_id],
-    )
+    (columns x, y, model, seed, run_id, runs), sorted by x. Empty when the claim is not a trend or has no runs.
+    Beyond ``max_points`` runs, one point per (x, model) instead: the mean y of its ``runs`` (seed and run_id
+    empty), so a sweep of a million runs is drawn as its curve, not sent to the browser run by run."""
+    key = "FROM trend_points WHERE paper = ? AND claim_id = ?"
+    count = int(frame(db, f"SELECT count(*) AS n {key}", [paper, claim_id])["n"].iloc[0])
+    if count <= max_points:
+        sql = f"SELECT x, y, model, seed, run_id, 1 AS runs {key} ORDER BY x, model, seed"
+    else:
+        sql = (
+            "SELECT x, avg(y) AS y, model, NULL::BIGINT AS seed, NULL::VARCHAR AS run_id, count(*) AS runs "
+            f"{key} GROUP BY x, model ORDER BY x, model"
+        )
+    return frame(db, sql, [paper, claim_id])
 
 
 def model_index(db: Path, run_ids: Sequence[str] | None = None) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from leaderboard import queries
 from leaderboard.charts import STATUS_COLORS
 
 DEFAULT_DB = Path("results/harness.duckdb")
+PAGE_SIZE = 100  # rows of run records a page shows at once (a million would not reach the browser)
 
 
 def status_style(status: str) -> str:

@@ -67,6 +67,14 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "s5-imdb-bidirectional": "the forward+backward ensemble: averaging two classifiers is not implemented (README)",
         "t5-*-vanilla-lm": "the vanilla LM without dropout: no config turns the AWD-LSTM's dropouts off",
     },
+    "xlnet": {
+        "t1-*": "Table 1: XLNet-Large-wikibooks and the best-of-3 BERT-Large: no full-tier config (needs the pre-training)",
+        "t2-*": "Table 2: RACE with XLNet-Large (no released-weights RACE config yet), the baselines, ClueWeb09-B (no data)",
+        "t3-*": "Table 3: SQuAD with XLNet-Large: no full/weights config yet; test sets are server-scored; baselines",
+        "t4-*": "Table 4: text classification with XLNet-Large: no full/weights config yet; the other papers' models",
+        "t5-*": "Table 5: GLUE with XLNet-Large: no full/weights config yet; test sets are server-scored; baselines",
+        "t6-*": "Table 6: XLNet-Base ablations pre-trained on BooksCorpus + Wikipedia: no full-tier config; BERT-Base",
+    },
     "elmo": {
         "bilm-perplexity": "needs the biLM's lm1b softmax (not released) or 10 epochs of lm1b training: no config",
         "cnn-big-lstm-perplexity": "Jozefowicz et al.'s CNN-BIG-LSTM, cited for comparison: not built",

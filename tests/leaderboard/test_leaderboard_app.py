@@ -12,7 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from harness import store
-from tests.conftest import REPO
+from leaderboard import queries, ui
+from tests.conftest import REPO, make_record
 from tests.leaderboard.conftest import GPT_PDF, build, toy_records
 
 APP = REPO / "leaderboard" / "app.py"
@@ -44,34 +45,61 @@ def metric(at: AppTest, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
 
 
+def headlines(at: AppTest) -> list[dict[str, str]]:
+    """The overview's two headlines (accuracy claims, then architecture claims): label -> value."""
+    values = [(m.label, m.value) for m in at.metric]
+    return [dict(values[:7]), dict(values[7:])]
+
+
 def test_overview_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     at = app_over(leaderboard_db, monkeypatch)
     assert at.title[0].value == "Does each paper's number hold?"
-    assert (metric(at, "Runs"), metric(at, "Not reproduced")) == ("8", "1")
-    table = at.dataframe[0].value.set_index("paper")
-    assert table.loc[TOY, ["claims", "reproduced", "not-reproduced", "inconclusive", "not-run"]].tolist() == [
-        5,
-        3,
-        1,
-        1,
-        0,
-    ]
-    assert table.loc[TOY, "best_tier"] == "full" and table.loc[TOY, "claims_page"] == "paper?paper=toy-paper"
-    assert len(charts(at)) == 1
+    assert [h.value for h in at.header] == ["Accuracy claims", "Architecture claims"]
+    accuracy, architecture = (frame.value.set_index("paper").loc[TOY] for frame in at.dataframe[:2])
+    statuses = ["claims", "reproduced", "not-reproduced", "inconclusive", "not-run"]
+    assert accuracy[statuses].tolist() == [3, 2, 0, 1, 0] and architecture[statuses].tolist() == [2, 1, 1, 0, 0]
+    assert accuracy["title"] == "A Toy Paper About Digits" and accuracy["claims_page"] == "paper?paper=toy-paper"
+    assert (accuracy["best_tier"], accuracy["runs"], architecture["runs"]) == ("full", 7, 1)
+    assert [frame.proto.placeholder for frame in at.dataframe] == ["", ""]  # an empty cell is blank, not "None"
+    assert len(charts(at)) == 2
     at.multiselect(key="filter-status").select("not-reproduced").run()
+    assert "No paper has accuracy claims that match the filters." in [i.value for i in at.info]
     filtered = at.dataframe[0].value
     assert list(filtered["paper"]) == [TOY] and filtered["claims"].tolist() == [1]
+
+
+def test_the_overview_headline_follows_the_filters(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = app_over(leaderboard_db, monkeypatch, paper=TOY)
+    accuracy, architecture = headlines(at)
+    assert (accuracy["Papers"], accuracy["Claims"], accuracy["Successful runs"], accuracy["Reproduced"]) == (
+        "1", "3", "7", "2",
+    )  # fmt: skip
+    assert (architecture["Claims"], architecture["Not reproduced"], architecture["Successful runs"]) == ("2", "1", "1")
+    at.multiselect(key="filter-status").select("not-reproduced").run()
+    accuracy, architecture = headlines(at)
+    assert (accuracy["Papers"], accuracy["Claims"], accuracy["Successful runs"]) == ("0", "0", "0")
+    assert (architecture["Papers"], architecture["Claims"], architecture["Not reproduced"]) == ("1", "1", "1")
+
+
+def test_the_best_tier_never_shows_smoke(toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = build(toy, [r for r in toy_records() if r.tier in ("smoke", "arch")])
+    at = app_over(db, monkeypatch)
+    accuracy = at.dataframe[0].value.set_index("paper").loc[TOY]
+    assert accuracy["runs"] == 1 and accuracy["best_tier"] is None  # shown blank (placeholder "")
 
 
 def test_overview_filters_come_from_the_url(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     at = app_over(leaderboard_db, monkeypatch, tier="arch")
     assert at.multiselect(key="filter-tier").value == ["arch"]
-    assert at.dataframe[0].value.set_index("paper").loc[TOY, "claims"] == 2
+    assert "No paper has accuracy claims that match the filters." in [i.value for i in at.info]
+    assert at.dataframe[0].value.set_index("paper").loc[TOY, "claims"] == 2  # the architecture table
 
 
 def test_paper_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     at = app_over(leaderboard_db, monkeypatch, "paper", paper=TOY)
-    assert at.title[0].value == TOY and "arXiv:2001.00001v2" in at.markdown[0].value
+    assert at.title[0].value == "A Toy Paper About Digits"  # headed by the title, the id beneath
+    assert at.markdown[0].value == "`toy-paper` · [arXiv:2001.00001v2](https://arxiv.org/abs/2001.00001v2)"
+    assert at.dataframe[0].proto.placeholder == ""
     claims = at.dataframe[0].value.set_index("claim_id")
     assert claims.loc["mlp-macs", ["status", "tier", "reported", "measured"]].tolist() == [
         "not-reproduced", "arch", 0.002, pytest.approx(0.001184)
@@ -80,12 +108,11 @@ def test_paper_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert claims.loc["mlp-macs", "command"] == ".venv/bin/harness run toy-paper --tier arch --model toy-mlp"
     assert claims.loc["mlp-accuracy", "runs"] == "runs?paper=toy-paper&claim=mlp-accuracy"
     (scatter, points), (trend, curve) = charts(at)
-    assert scatter["facet"]["field"] == "panel"
-    assert set(points["panel"]) == {"accuracy", "accuracy (delta)", "macs_m", "params_m"}
+    x = scatter["layer"][2]["encoding"]["x"]  # the claims: delta over tolerance, on a symmetric-log axis
+    assert (x["field"], x["scale"]["type"]) == ("z", "symlog")
     claim = points[points["layer"] == "claim"].set_index("claim_id")
-    assert claim.loc["mlp-macs", ["reported", "measured", "lo", "hi"]].tolist() == pytest.approx(
-        [0.002, 0.001184, 0.0019, 0.0021]
-    )
+    assert sorted(claim.index) == ["mlp-accuracy", "mlp-macs", "mlp-params", "wide-beats-narrow"]
+    assert claim.loc["mlp-macs", "z"] == pytest.approx((0.001184 - 0.002) / 0.0001)
     assert trend["layer"][0]["encoding"]["x"]["title"] == "config.system.init_args.hidden"
     assert list(zip(curve["x"], curve["y"], strict=True)) == [
         (16, 94.8), (20, 95.0), (24, 95.2), (64, 96.5), (80, 96.8), (96, 97.0)
@@ -94,6 +121,18 @@ def test_paper_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> No
     at.selectbox(key="claim-detail").select("mlp-macs").run()
     assert at.code[0].value == ".venv/bin/harness run toy-paper --tier arch --model toy-mlp"
     assert at.dataframe[1].value["run_id"].tolist() == ["toy-paper.toy-mlp.arch.digits.none.s0"]
+
+
+def test_a_claim_of_many_runs_is_looked_up_when_chosen(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(queries, "MAX_JOINED_RUNS", 2)  # as if mlp-accuracy's 3 runs were a million
+    at = app_over(leaderboard_db, monkeypatch, "paper", paper=TOY)
+    claims = at.dataframe[0].value.set_index("claim_id")
+    assert claims.loc["mlp-accuracy", ["seeds", "n_runs"]].tolist() == ["", 3]  # blank cell, the count kept
+    assert pd.isna(claims.loc["mlp-accuracy", "command"])
+    assert any("more than 2 runs" in c.value for c in at.caption)
+    at.selectbox(key="claim-detail").select("mlp-accuracy").run()
+    assert at.code[0].value.startswith("for seed in 0 1 2; do .venv/bin/harness run toy-paper --tier full")
+    assert len(at.dataframe[1].value) == 3
 
 
 def test_paper_page_filters(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,15 +191,65 @@ def test_a_live_ingest_shows_on_the_next_run(fresh_db: Path, toy: Path, monkeypa
     at.run()
     assert at.dataframe[0].value.set_index("claim_id").loc["mlp-accuracy", "n"] == 6
     at.switch_page("views/overview.py").run()
-    assert metric(at, "Runs") == "15"
+    assert headlines(at)[0]["Successful runs"] == "14"  # smoke and full runs; the arch run is the same one
 
 
 def test_a_paper_named_by_its_pdf_and_a_baseline_of_another_paper(
     two_papers_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     at = app_over(two_papers_db, monkeypatch, "paper", paper="gpt")
-    assert f"[{GPT_PDF}]({GPT_PDF}) (sha256 `{'0' * 64}`)" in [m.value for m in at.markdown]
+    assert f"`gpt` · [{GPT_PDF}]({GPT_PDF}) (sha256 `{'0' * 64}`)" in [m.value for m in at.markdown]
     at = app_over(two_papers_db, monkeypatch, "paper", paper="uda")
     row = at.dataframe[0].value.set_index("claim_id").loc["beats-bert"]
     assert (row["status"], row["tier"]) == ("reproduced", "budget")
     assert "harness run xlnet --tier budget --model bert-base" in at.code[-1].value
+
+
+def test_a_paper_without_runs_says_what_to_run(two_papers_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No empty chart, trend or evidence boxes: the page names the commands that make the paper's runs."""
+    at = app_over(two_papers_db, monkeypatch, "paper", paper="gpt")
+    assert at.dataframe[0].value["status"].tolist() == ["not-run"]  # its claims are still listed
+    assert "No runs of `gpt` yet" in at.info[0].value
+    assert at.code[0].value == ".venv/bin/dvc repro gpt"
+    assert at.code[1].value.splitlines() == [
+        "for seed in 0 1; do .venv/bin/harness run gpt --tier full --model gpt --data-root /path/to/glue-rte "
+        "--seed $seed; done",
+        ".venv/bin/harness ingest",
+    ]
+    assert not charts(at) and not at.subheader and len(at.selectbox) == 1  # only the paper chooser
+
+
+def test_the_runs_page_shows_a_page_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """250 runs: the page asks the database for 100 (LIMIT/OFFSET) and says how many there are."""
+    records = [make_record(seed=seed, metrics={"accuracy": 90.0 + seed % 7}) for seed in range(250)]
+    db = tmp_path / "harness.duckdb"
+    store.build_database(records, store.Tables(), db)
+    at = app_over(db, monkeypatch, "runs")
+    assert len(at.dataframe[0].value) == ui.PAGE_SIZE == 100
+    assert at.caption[0].value.startswith("runs 1–100 of 250.")
+    at.number_input(key="runs-page").set_value(3).run()
+    last = at.dataframe[0].value
+    assert len(last) == 50 and at.caption[0].value.startswith("runs 201–250 of 250.")
+    assert last["metrics"].notna().all()  # each run of the page has its metrics joined
+
+
+def test_the_runs_page_draws_a_runs_training_curves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CSV log a run's record names (``artifacts.training_log``, as Lightning's CSVLogger writes it) is drawn
+    and offered for download; a record naming no log says so."""
+    log = "results/lightning/toy-paper/full/toy-paper.toy-mlp.full.digits.test.s0/metrics.csv"
+    (tmp_path / log).parent.mkdir(parents=True)
+    (tmp_path / log).write_text(
+        "epoch,step,train_loss,val_accuracy\n0,9,2.1,\n0,9,,61.5\n1,19,1.2,\n1,19,,80.25\n", encoding="utf-8"
+    )
+    trained = make_record(seed=0, artifacts={"training_log": log}, finished_at="2026-01-02T00:00:00Z")
+    db = tmp_path / "results" / "harness.duckdb"
+    store.build_database([trained, make_record(tier="arch", split="none", seed=0)], store.Tables(), db)
+    at = app_over(db, monkeypatch, "runs")
+    assert at.selectbox(key="run-detail").value == trained.run_id
+    ((spec, curves),) = charts(at)
+    assert spec["facet"]["field"] == "name"
+    by_name = curves.groupby("name")["value"].apply(list).to_dict()
+    assert by_name == {"train_loss": [2.1, 1.2], "val_accuracy": [61.5, 80.25]}
+    assert "Download metrics.csv" in [b.proto.label for b in at.get("download_button")]
+    at.selectbox(key="run-detail").select("toy-paper.toy-mlp.arch.digits.none.s0").run()
+    assert not charts(at) and any("names no training log" in c.value for c in at.caption)

@@ -28,6 +28,8 @@ queries.counts(db), queries.filter_options(db), queries.overview(db), queries.ru
 claims = queries.paper_claims(db, "toy-paper")
 queries.reported_vs_measured(claims), queries.paper_source(db, "toy-paper")
 queries.trend_points(db, "toy-paper", "accuracy-grows-with-width"), queries.claim_run_ids(db, "toy-paper", "mlp-macs")
+queries.titles(db), queries.runs_count(db), queries.paper_run_count(db, "toy-paper"), queries.run_artifacts(db, "x")
+queries.runs(db, claim=("toy-paper", "mlp-macs"), limit=5), queries.overview(db, "architecture")
 queries.paper_figures(db, "toy-paper"), queries.paper_figures(db, "sgd-width")
 
 from streamlit.testing.v1 import AppTest
