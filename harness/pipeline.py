@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -297,8 +298,10 @@ def tier_commands(
     return commands
 
 
-def stage(paper: str, layout: Layout) -> int:
-    """Run the paper's tiers; stop at the first failure (records already written stay in results/runs/)."""
+def stage(paper: str, layout: Layout, jobs: int | None = None) -> int:
+    """Run the paper's tiers; stop at the first failure (records already written stay in results/runs/). The runs go
+    to a pool of ``jobs`` worker processes (default: one per CPU), one torch thread each, each importing torch and
+    Lightning once for all the runs it is given; one ``harness ingest`` follows them."""
     from harness.records import atomic_write_text
 
     params = load_params(layout.params)["papers"].get(paper)
@@ -309,25 +312,100 @@ def stage(paper: str, layout: Layout) -> int:
     harness = str(Path(sys.executable).parent / "harness")  # the venv's, whichever python runs this
     folder = registry.reproduction(paper).root / "configs"
     configs = Path(_relative(folder, layout.root) or folder)  # relative to the pipeline's root, as commands read
-    runs = []
-    for tier, argv in tier_commands(paper, params, harness, configs):
-        shown = shlex.join([layout.harness, *argv[1:]])
-        print(f"+ {shown}", flush=True)
-        done = subprocess.run(argv, stdout=subprocess.PIPE, text=True)
-        sys.stdout.write(done.stdout)
-        if done.returncode != 0:
-            kept = "the records already written stay in results/runs/ and in the database"
-            print(f"pipeline: {paper}: `{shown}` failed (exit {done.returncode}); {kept}", file=sys.stderr)
-            return done.returncode
-        records = [Path(line).stem for line in done.stdout.split() if line.endswith(".json")]
-        runs.append({"tier": tier, "command": shown, "run_ids": records})
-    if not runs:  # no `harness run` ingested: make the database the report reads (it judges nothing itself)
+    commands = tier_commands(paper, params, harness, configs)
+    code, runs = run_commands(commands, jobs or os.cpu_count() or 1, layout.harness)
+    if any(run["run_ids"] for run in runs) or not commands:  # one ingest for the stage's runs (and chain parents)
         subprocess.run([harness, "ingest"], check=False)
+    if code != 0:
+        return code
     report = subprocess.run([harness, "report", "--paper", paper])
     summary = {"paper": paper, "params": params, "runs": runs}
     write_metrics_and_plots(paper, [run_id for run in runs for run_id in run["run_ids"]], harness)
     atomic_write_text(STAGES_DIR / f"{paper}.json", json.dumps(summary, indent=2) + "\n", overwrite=True)
     return report.returncode
+
+
+def run_commands(commands: list[tuple[str, list[str]]], jobs: int, shown_as: str) -> tuple[int, list[dict[str, Any]]]:
+    """Run the ``harness run`` commands, ``jobs`` at a time, stopping at the first failure; returns the first
+    failure's exit status (0: none) and, per command run (printed with ``shown_as`` for the harness), ``{"tier", "command", "run_ids"}`` in the given order. A
+    chain's stage (a config with ``init_from``) runs after the others, in order: it may start from one of them."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    chained = [_starts_from_a_parent(argv) for _, argv in commands]
+    order = [i for i, c in enumerate(chained) if not c] + [i for i, c in enumerate(chained) if c]
+    done: dict[int, dict[str, Any]] = {}
+    workers = max(1, min(jobs, len(commands)))
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_one_thread) as pool:
+        pending = {i: pool.submit(run_in_worker, commands[i][1]) for i in order if not chained[i]}
+        code = _collect(commands, pending, done, shown_as)
+        for i in order[len(pending) :]:
+            if code != 0:
+                break
+            code = _collect(commands, {i: pool.submit(run_in_worker, commands[i][1])}, done, shown_as)
+        for future in pending.values():
+            future.cancel()
+    return code, [done[i] for i in sorted(done)]
+
+
+def _collect(
+    commands: list[tuple[str, list[str]]], futures: dict[int, Any], done: dict[int, dict[str, Any]], shown_as: str
+) -> int:
+    """Wait for ``futures`` in the commands' order, printing each command and its records; at the first failure
+    cancel the ones not started and return its exit status."""
+    for index, future in futures.items():
+        tier, argv = commands[index]
+        shown = shlex.join([shown_as, *argv[1:]])
+        code, paths = future.result()
+        print(f"+ {shown}" + "".join(f"\n{path}" for path in paths), flush=True)
+        if code != 0:
+            for rest in futures.values():
+                rest.cancel()
+            kept = "the records already written stay in results/runs/ and in the database"
+            print(f"pipeline: {argv[2]}: `{shown}` failed (exit {code}); {kept}", file=sys.stderr)
+            return code
+        done[index] = {"tier": tier, "command": shown, "run_ids": [Path(path).stem for path in paths]}
+    return 0
+
+
+def _starts_from_a_parent(argv: list[str]) -> bool:
+    """Whether the command's config (``--config``, else the paper's ``configs/<tier>.yaml``) has ``init_from``."""
+    options = dict(zip(argv[3::2], argv[4::2], strict=True))  # harness run PAPER --tier T [--option value]...
+    if options["--tier"] == "arch":
+        return False
+    from harness import registry
+
+    path = Path(options.get("--config") or registry.reproduction(argv[2]).config_path(options["--tier"]))
+    config = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return isinstance(config, dict) and "init_from" in config
+
+
+def _one_thread() -> None:
+    """A pool worker trains with one torch thread (a run's numbers then do not depend on the machine's load or core
+    count, and ``jobs`` runs share the cores without oversubscribing them)."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def run_in_worker(argv: list[str]) -> tuple[int, list[str]]:
+    """One ``harness run`` command line in this process, as ``harness run`` runs it but without its ingest (the stage
+    ingests once): the exit status and the paths of the records (a bad input: one error line, status 2)."""
+    from harness.cli import build_parser
+    from harness.errors import HarnessError
+    from harness.runner import run
+    from harness.summary import quiet_lightning
+
+    quiet_lightning()
+    args = build_parser().parse_args(argv[1:])
+    try:
+        paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config)
+    except HarnessError as exc:
+        print(f"harness: error: {exc}", file=sys.stderr, flush=True)
+        return 2, []
+    sys.stdout.flush()
+    return 0, [str(path) for path in paths]
 
 
 def stage_metrics(run_ids: list[str]) -> dict[str, Any]:
@@ -372,13 +450,15 @@ def main(argv: list[str] | None = None, root: Path | None = None) -> int:
     sub.add_parser("generate", help="write dvc.yaml and params.yaml for the registered papers").add_argument(
         "--check", action="store_true", help="write nothing; exit 1 when either file is stale"
     )
-    sub.add_parser("stage", help="run one paper's tiers as params.yaml lists them").add_argument("paper")
+    run = sub.add_parser("stage", help="run one paper's tiers as params.yaml lists them")
+    run.add_argument("paper")
+    run.add_argument("--jobs", type=int, help="runs at a time, one torch thread each (default: one per CPU)")
     args = parser.parse_args(argv)
     layout = checkout_layout(root or harness_checkout() or Path.cwd())
     try:
         if args.command == "generate":
             return generate(layout, registry.reproductions(), args.check)
-        return stage(args.paper, layout)
+        return stage(args.paper, layout, args.jobs)
     except PipelineError as exc:
         print(f"pipeline: error: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,286 @@
+"""Benchmark: where the default `dvc repro` spends its time, run by run and phase by phase.
+
+    .venv/bin/python benchmarks/bench_repro.py [--paper P ...] [--tier T ...] [--max-steps N] [--threads K] [--json F]
+
+Runs each `harness run` command of the default pipeline (params.yaml, as `scripts/pipeline.py stage` would, in
+order) in a fresh Python process, as the stage does, with records going to a temporary folder (never results/).
+Each child times its phases: ``imports`` (torch, Lightning, the harness and the paper's system), ``data`` (the
+tier's ``prepare`` and the data module), ``system`` (building the LightningModule), ``trainer`` (constructing the
+Trainer), ``setup`` (the data module's ``setup``, inside fit and test), ``fit`` and ``test`` (without their setup),
+and ``other`` (the rest: config checks, run ids, records). ``process`` is the child's wall time as its parent saw it,
+so ``process - total`` is the interpreter's start-up. ``--max-steps`` caps every fit (a quick look; the numbers are
+then not the pipeline's); ``--threads`` sets the children's OMP_NUM_THREADS (default: unset, as `dvc repro` ran before
+the stage's worker pool).
+
+``--compare`` times the same runs two ways instead, each in its own fresh folder (so each prepares its data): as the
+stage ran them before (one `harness run` process after another, threads unset, an ingest per run) and as it runs
+them now (``scripts/pipeline.py``'s worker pool: ``--jobs`` workers, one thread each, one ingest), and prints the
+ratio, the reference ``ref`` and the load average around each.
+
+Every timing on a shared machine depends on the load: the output starts and ends with the load average and with
+``ref``, a fixed single-thread workload (a small conv net's forward and backward) timed in the parent at the start
+and at the end, and gives each run's time also in units of ``ref``, so two outputs can be compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PHASES = ("imports", "data", "system", "trainer", "setup", "fit", "test", "other")
+
+
+def reference_seconds(repeats: int = 3) -> float:
+    """The best of ``repeats`` timings of a fixed single-thread workload: 20 forward+backward passes of a small conv
+    net on a 64 x 1 x 28 x 28 batch."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 32, 3, padding=1), torch.nn.BatchNorm2d(32), torch.nn.ReLU(),
+        torch.nn.Conv2d(32, 64, 3, stride=2, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
+        torch.nn.Linear(64 * 14 * 14, 10),
+    )  # fmt: skip
+    images = torch.randn(64, 1, 28, 28)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(20):
+            net(images).sum().backward()
+        best = min(best, time.perf_counter() - start)
+    torch.set_num_threads(threads)
+    return best
+
+
+def pipeline_runs(papers: list[str] | None, tiers: list[str] | None) -> list[dict[str, Any]]:
+    """The default pipeline's `harness run` commands (params.yaml), as keyword arguments of ``harness.runner.run``."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import pipeline
+
+    from harness import registry
+
+    runs = []
+    for paper, params in pipeline.load_params()["papers"].items():
+        if papers and paper not in papers:
+            continue
+        configs = registry.reproduction(paper).root / "configs"
+        for entry, argv in pipeline.tier_commands(paper, params, "harness", configs):
+            tier = entry.split("-", 1)[0]
+            if tiers and entry not in tiers and tier not in tiers:
+                continue
+            options = dict(zip(argv[5::2], argv[6::2], strict=True))  # harness run PAPER --tier T [--option value]...
+            run = {"paper": paper, "tier": tier, "entry": entry, "model": options.get("--model")}
+            run.update(seed=int(options["--seed"]) if "--seed" in options else None, config=options.get("--config"))
+            runs.append(run)
+    return runs
+
+
+def child(spec: dict[str, Any]) -> dict[str, float]:
+    """One run in this process, its phases timed (the ``--child`` side)."""
+    clock = {name: 0.0 for name in PHASES}
+    start = time.perf_counter()
+    import pytorch_lightning as pl
+
+    from harness import registry, runner
+
+    repro = registry.reproduction(spec["paper"])
+    if spec["tier"] != "arch":
+        config = runner.load_config(Path(spec["config"] or repro.config_path(spec["tier"])), spec["tier"])
+        registry.load_object(config["system"]["class_path"])
+    clock["imports"] = time.perf_counter() - start
+    _time_phases(clock, runner, pl, spec.get("max_steps"))
+    path = Path(spec["config"]) if spec["config"] else None
+    runner.run(spec["paper"], spec["tier"], spec["model"], spec["seed"], config_path=path, runs_dir=Path(spec["runs"]))
+    clock["total"] = time.perf_counter() - start
+    clock["other"] = clock["total"] - sum(clock[name] for name in PHASES if name != "other")
+    return clock
+
+
+def _timed(clock: dict[str, float], phase: str, fn: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            clock[phase] += time.perf_counter() - start
+
+    return wrapper
+
+
+def _time_phases(clock: dict[str, float], runner: Any, pl: Any, max_steps: int | None) -> None:
+    """Wrap the runner's steps in timers; ``setup`` is taken out of ``fit`` and ``test``, which include it."""
+    make_data, make_system = runner._datamodule, runner._instantiate
+
+    def datamodule(resolved: dict[str, Any]) -> Any:
+        module = _timed(clock, "data", make_data)(resolved)
+        module.setup = _timed(clock, "setup", module.setup)
+        return module
+
+    def instantiate(spec: dict[str, Any], **extra: Any) -> Any:
+        return _timed(clock, "system" if "model" in extra else "data", make_system)(spec, **extra)
+
+    runner._datamodule, runner._instantiate = datamodule, instantiate
+    init, fit, test = pl.Trainer.__init__, pl.Trainer.fit, pl.Trainer.test
+
+    def trainer_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        if max_steps:
+            kwargs["max_steps"] = max_steps
+        _timed(clock, "trainer", init)(self, *args, **kwargs)
+
+    def without_setup(phase: str, fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            before, start = clock["setup"], time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                clock[phase] += time.perf_counter() - start - (clock["setup"] - before)
+
+        return wrapper
+
+    pl.Trainer.__init__, pl.Trainer.fit, pl.Trainer.test = (
+        trainer_init,
+        without_setup("fit", fit),
+        without_setup("test", test),
+    )
+
+
+def run_child(spec: dict[str, Any], threads: int | None) -> dict[str, float]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    if threads:
+        env["OMP_NUM_THREADS"] = str(threads)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps(spec)], env=env, capture_output=True, text=True, cwd=ROOT
+    )
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"run {spec} failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    clock = json.loads(done.stdout.strip().splitlines()[-1])
+    return {**clock, "process": wall}
+
+
+def label(run: dict[str, Any]) -> str:
+    parts = [run["paper"], run["entry"], run["model"] or "", "" if run["seed"] is None else f"s{run['seed']}"]
+    return " ".join(p for p in parts if p)
+
+
+def print_row(name: str, clock: dict[str, float], ref: float) -> None:
+    cells = " ".join(f"{clock.get(p, 0.0):7.1f}" for p in (*PHASES, "total", "process"))
+    print(f"{name:<58} {cells} {clock['process'] / ref:8.0f}", flush=True)
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--paper", nargs="*", help="only these papers")
+    parser.add_argument("--tier", nargs="*", help="only these tiers (or variants, e.g. smoke-coco)")
+    parser.add_argument("--max-steps", type=int, help="cap each fit at N steps (a quick look)")
+    parser.add_argument("--threads", type=int, help="OMP_NUM_THREADS of the runs (default: unset)")
+    parser.add_argument("--json", type=Path, help="also write the table as JSON here")
+    parser.add_argument("--compare", action="store_true", help="time the stage's old way against its worker pool")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="workers of the pool (--compare)")
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(json.loads(args.child))))
+        return 0
+    runs = pipeline_runs(args.paper, args.tier)
+    if args.compare:
+        return compare(runs, args.max_steps, args.jobs)
+    ref = reference_seconds()
+    print(f"load average {load_average()}; ref {ref:.3f} s; {len(runs)} runs; threads {args.threads or 'unset'}")
+    print(f"{'run':<58} " + " ".join(f"{p:>7}" for p in (*PHASES, "total", "process")) + "    x ref")
+    rows, folder = [], Path(tempfile.mkdtemp(prefix="bench-repro-"))
+    for run in runs:
+        clock = run_child({**run, "runs": str(folder / "runs"), "max_steps": args.max_steps}, args.threads)
+        rows.append({"run": label(run), **run, **clock})
+        print_row(label(run), clock, ref)
+    summarise(rows, ref, args.json)
+    return 0
+
+
+def summarise(rows: list[dict[str, Any]], ref_start: float, out: Path | None) -> None:
+    """Totals per paper and tier, per phase, then the end's load average and ``ref`` again."""
+    groups: dict[str, dict[str, float]] = {}
+    for row in rows:
+        group = groups.setdefault(f"= {row['paper']} {row['entry']}", {})
+        for key in (*PHASES, "total", "process"):
+            group[key] = group.get(key, 0.0) + row[key]
+    everything = {key: sum(g[key] for g in groups.values()) for key in (*PHASES, "total", "process")}
+    print()
+    for name, clock in (*groups.items(), ("= all", everything)):
+        print_row(name, clock, ref_start)
+    ref_end = reference_seconds()
+    print(f"load average {load_average()}; ref at the end {ref_end:.3f} s (start {ref_start:.3f} s)")
+    if out:
+        out.write_text(json.dumps({"ref": [ref_start, ref_end], "runs": rows}, indent=1) + "\n", encoding="utf-8")
+
+
+def commands(runs: list[dict[str, Any]], max_steps: int | None, folder: Path) -> list[tuple[str, list[str]]]:
+    """The runs as `harness run` command lines; with ``max_steps``, each config copied into ``folder`` capped."""
+    import yaml
+
+    from harness import registry
+
+    found = []
+    for index, run in enumerate(runs):
+        argv = [str(Path(sys.executable).parent / "harness"), "run", run["paper"], "--tier", run["tier"]]
+        config = run["config"] or (
+            None if run["tier"] == "arch" else registry.reproduction(run["paper"]).config_path(run["tier"])
+        )
+        if config and max_steps:
+            data = yaml.safe_load((ROOT / config).read_text(encoding="utf-8"))
+            data.setdefault("trainer", {})["max_steps"] = max_steps
+            config = folder / f"{index}.yaml"
+            config.write_text(yaml.safe_dump(data), encoding="utf-8")
+        argv += ["--config", str(ROOT / config)] if config else []
+        argv += ["--model", run["model"]] if run["model"] else []
+        argv += ["--seed", str(run["seed"])] if run["seed"] is not None else []
+        found.append((run["entry"], argv))
+    return found
+
+
+def compare(runs: list[dict[str, Any]], max_steps: int | None, jobs: int) -> int:
+    """The stage's old way (a process per run, in turn) against its worker pool, each in a fresh folder."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import pipeline
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-repro-compare-"))
+    argvs = commands(runs, max_steps, folder)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env.pop("OMP_NUM_THREADS", None)
+    ref = reference_seconds()
+    print(f"{len(argvs)} runs, max steps {max_steps or 'as configured'}; load {load_average()}; ref {ref:.3f} s")
+    (folder / "old").mkdir()
+    start = time.perf_counter()
+    for _, argv in argvs:
+        subprocess.run(argv, cwd=folder / "old", env=env, check=True, capture_output=True)
+    old = time.perf_counter() - start
+    print(f"old (a process per run, in turn, threads unset): {old:8.1f} s; load {load_average()}", flush=True)
+    (folder / "new").mkdir()
+    os.chdir(folder / "new")
+    start = time.perf_counter()
+    code, _ = pipeline.run_commands(argvs, jobs)
+    new = time.perf_counter() - start
+    subprocess.run([argvs[0][0], "ingest"], check=True, capture_output=True, env=env)
+    new_total = time.perf_counter() - start
+    print(f"new (pool of {jobs}, one thread each, one ingest): {new_total:8.1f} s (runs {new:.1f} s), exit {code}")
+    print(f"ratio old / new {old / new_total:.2f}; load {load_average()}; ref at the end {reference_seconds():.3f} s")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
