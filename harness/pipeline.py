@@ -327,8 +327,9 @@ def stage(paper: str, layout: Layout, jobs: int | None = None) -> int:
 
 def run_commands(commands: list[tuple[str, list[str]]], jobs: int, shown_as: str) -> tuple[int, list[dict[str, Any]]]:
     """Run the ``harness run`` commands, ``jobs`` at a time, stopping at the first failure; returns the first
-    failure's exit status (0: none) and, per command run (printed with ``shown_as`` for the harness), ``{"tier", "command", "run_ids"}`` in the given order. A
-    chain's stage (a config with ``init_from``) runs after the others, in order: it may start from one of them."""
+    failure's exit status (0: none) and, per command run, ``{"tier", "command", "run_ids"}`` in the given order
+    (commands printed with ``shown_as`` for the harness). A chain's stage (a config with ``init_from``) runs after
+    the others, in order: it may start from one of them."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
