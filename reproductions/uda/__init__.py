@@ -4,7 +4,7 @@ with UDA or on the labels alone (the system's ``objective``): Wide-ResNet-28-2 (
 two small networks (Fashion-MNIST, WordNet glosses)."""
 
 from harness.registry import InputSpec, ModelSpec, Reproduction
-from reproductions.uda.model import NETWORKS
+from reproductions.uda.networks import NETWORKS
 
 
 def _spec(name: str) -> ModelSpec:
