@@ -15,6 +15,7 @@ for its own papers (:func:`plugin_layout`), without any file of this repository.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -165,8 +166,6 @@ def _relative(path: Path, root: Path) -> str | None:
 
 def _module_folder(name: str) -> Path | None:
     """The folder of an importable module (a package: its own folder); None when it is not importable."""
-    import importlib.util
-
     spec = importlib.util.find_spec(name)
     return Path(spec.origin).parent if spec and spec.origin else None
 
@@ -179,18 +178,27 @@ def _task_folder(task_id: str) -> Path | None:
     return None if task is None else _module_folder(task.score.partition(":")[0])
 
 
-def _imports_nets(package: Path) -> bool:
-    """Whether any module of a paper's package imports the shared building blocks (``nets``)."""
-    pattern = re.compile(r"^\s*(from|import)\s+nets(\.|\s)", re.MULTILINE)
-    return any(pattern.search(path.read_text(encoding="utf-8")) for path in package.rglob("*.py"))
+SHARED_IMPORT = re.compile(r"^\s*(?:from|import)\s+(nets|tasks\.\w+)\b", re.MULTILINE)
+
+
+def _shared_imports(package: Path) -> list[Path]:
+    """The shared code a paper's package imports itself: ``nets`` (the folder) and each ``tasks.<name>`` (its
+    package folder, or its module file), beyond the folders of the paper's registered tasks."""
+    names = {m for path in package.rglob("*.py") for m in SHARED_IMPORT.findall(path.read_text(encoding="utf-8"))}
+    found = []
+    for name in sorted(names):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin is not None:
+            origin = Path(spec.origin)
+            found.append(origin.parent if origin.name == "__init__.py" else origin)
+    return found
 
 
 def paper_stage(repro: Any, layout: Layout) -> dict[str, Any]:
-    """One paper's stage: its code, the shared building blocks it imports (nets/) and its tasks' code as
+    """One paper's stage: its code, the shared code it imports (nets/, tasks/ modules) and its tasks' code as
     dependencies, its params section, a summary as output."""
-    shared = [_module_folder("nets")] if _imports_nets(repro.root) else []
     tasks = map(_task_folder, repro.tasks)
-    folders = [repro.root, *(f for f in (*shared, *tasks) if f is not None)]
+    folders = [repro.root, *(f for f in (*_shared_imports(repro.root), *tasks) if f is not None)]
     deps = sorted({rel for rel in (_relative(folder, layout.root) for folder in folders) if rel is not None})
     stage: dict[str, Any] = {"cmd": f"{layout.stage} {repro.id}"}
     if deps:
