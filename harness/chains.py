@@ -15,6 +15,8 @@ import copy
 import re
 import shlex
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,11 +140,30 @@ def _parent_by_config(
         raise HarnessError(f"{where}: {repro.id!r} has no model {resolved['model']!r}; it has: {repro.model_ids()}")
     resolved = resolve_parents(repro, parent_path, resolved, runs_dir, seen)
     first = plan(repro, resolved)[0]
-    if not record_path(first.run_id, runs_dir).is_file():
-        argv = ["harness", "run", repro.id, "--tier", tier, "--config", str(parent_path), "--seed", str(seed)]
-        command = shlex.join(argv + (["--model", spec["model"]] if "model" in spec else []))
-        print(
-            f"harness: {path.name} starts from a stage that has not run; running it first: {command}", file=sys.stderr
-        )
-        run_training(repro, resolved, runs_dir)
+    with _parent_lock(runs_dir, first.run_id):  # two children of one parent that has not run: one runs it
+        if not record_path(first.run_id, runs_dir).is_file():
+            argv = ["harness", "run", repro.id, "--tier", tier, "--config", str(parent_path), "--seed", str(seed)]
+            command = shlex.join(argv + (["--model", spec["model"]] if "model" in spec else []))
+            print(
+                f"harness: {path.name} starts from a stage that has not run; running it first: {command}",
+                file=sys.stderr,
+            )
+            run_training(repro, resolved, runs_dir)
     return _recorded_parent(first.run_id, runs_dir, where)
+
+
+@contextmanager
+def _parent_lock(runs_dir: Path, run_id: str) -> Iterator[None]:
+    """Hold the exclusive ``flock`` on ``.chain-locks/<run_id>.lock`` beside ``runs_dir``: a second process that needs
+    the same parent stage waits for the first to record it, then loads that record, instead of training it again and
+    failing to write a record that already exists."""
+    import fcntl
+
+    folder = runs_dir.parent / ".chain-locks"  # beside results/runs/, whose files are all records
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{run_id}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -174,3 +174,29 @@ def test_a_three_stage_chain_runs_its_stages_in_order(toy: Path, capsys: pytest.
     assert grandparent.config["save_checkpoint"] and grandparent.parents == [] and len(list(toy.glob("runs/*"))) == 3
     assert child.config["init_from"]["checkpoint_sha256"] == parent.artifacts["checkpoint_sha256"]
     assert child.metrics == parent.metrics  # evaluated with the middle stage's weights, every tensor loaded
+
+
+def test_two_children_of_a_parent_that_has_not_run_train_it_once(toy: Path, toy_site: Path) -> None:
+    """Two processes start two different children of the same unrun parent at once: one runs the parent while the
+    other waits for its record, then both load it (before: both trained it, and the second failed to record it)."""
+    import os
+    import subprocess
+    import sys
+
+    other = _variant(toy, "other.yaml", system={"class_path": "toy_paper.system:ToySystem", "init_args": {"lr": 0.05}})
+    first = _variant(toy, "first.yaml")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(toy_site), str(TOY_SRC), os.environ.get("PYTHONPATH", "")])}
+    exe = str(Path(sys.executable).parent / "harness")
+    procs = [
+        subprocess.Popen([exe, "run", "toy-paper", "--tier", "smoke", "--config", str(config)], cwd=toy, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for config in (first, other)
+    ]  # fmt: skip
+    done = [(proc.wait(timeout=600), *proc.communicate()) for proc in procs]
+    assert [code for code, _, _ in done] == [0, 0], [err for _, _, err in done]
+    assert sum(err.count("running it first") for _, _, err in done) == 1
+    records = [read_record(path) for path in (toy / "results" / "runs").glob("*.json")]
+    parents = [r for r in records if not r.parents]
+    children = [r for r in records if r.parents]
+    assert len(parents) == 1 and len(children) == 2
+    assert all(child.parents == [parents[0].run_id] for child in children)
