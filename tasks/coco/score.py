@@ -76,6 +76,20 @@ def read_json(path: Path) -> Any:
         raise HarnessError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
 
 
+def _no_known_category(path: Path, references_path: Path, found: set[int], known: set[int]) -> None:
+    """Every detection names a category the references do not define, so every AP is 0. Ids that look like
+    contiguous class indices (0 among them, or all below the number of categories; e.g. 0..79 against COCO's ids
+    1..90) are an error; other ids (an untrained detector's COCO ids against a fixture of three categories) a
+    warning that says so."""
+    said = (
+        f"{path}: none of the detections' category ids ({_listing(sorted(found))}) is a category of "
+        f"{references_path} ({_listing(sorted(known))})"
+    )
+    if 0 in found or max(found) < len(known):
+        raise HarnessError(f"{said}: are they class indices rather than the references' category ids?")
+    warnings.warn(f"{said}: every AP is 0", stacklevel=3)
+
+
 def _listing(ids: list[Any]) -> str:
     shown = ", ".join(repr(i) for i in ids[:_SHOWN])
     return shown + (", ..." if len(ids) > _SHOWN else "")
@@ -202,11 +216,8 @@ def check_detections(doc: Any, path: Path, references: Mapping[str, Any], refere
             f"({len(unknown_images)} unknown image id(s): {_listing(sorted(unknown_images))})"
         )
     if detections and all(det["category_id"] in unknown_categories for det in detections):
-        raise HarnessError(  # e.g. contiguous class indices 0..79 against COCO's ids 1..90: every score would be 0
-            f"{path}: none of the detections' category ids ({_listing(sorted(unknown_categories))}) is a category of "
-            f"{references_path} ({_listing(sorted(category_ids))}): are they class indices rather than COCO ids?"
-        )
-    if unknown_categories:
+        _no_known_category(path, references_path, unknown_categories, category_ids)
+    elif unknown_categories:
         warnings.warn(
             f"{path}: detections of category id(s) {_listing(sorted(unknown_categories))} that {references_path} "
             "does not define; pycocotools ignores them",

@@ -327,18 +327,24 @@ def test_a_disk_that_fills_up_during_ingest_is_one_error_and_loses_nothing(tmp_p
 
 
 def test_coco_category_indices_against_coco_ids_are_an_error_not_zero(tmp_path: Path) -> None:
-    """Detections whose category ids are none of the references' (contiguous indices 0..79 against COCO's 1..90)
-    scored AP 0 with a warning; now an error. Some unknown ids among known ones stay a warning (pycocotools ignores
-    those detections)."""
+    """Detections whose category ids look like contiguous class indices (0..n-1 against the references' ids) scored
+    AP 0 with a warning; now an error. Other ids of which none is the references' (an untrained detector's COCO ids
+    against a three-category fixture) score 0 with a warning that says so; some unknown ids among known ones stay a
+    warning (pycocotools ignores those detections)."""
     from tasks.coco.fixtures import example
     from tasks.coco.score import score
 
     files = example(tmp_path, "coco-detection")
     detections = json.loads(files["predictions"].read_text())
+    known = {cat["id"] for cat in json.loads(files["references"].read_text())["categories"]}
     predictions = tmp_path / "indices.json"
+    for index in (0, max(set(range(len(known))) - known)):  # an index the references do not use as an id
+        predictions.write_text(json.dumps([{**det, "category_id": index} for det in detections]))
+        with pytest.raises(HarnessError, match=r"indices.json: none of the detections' category ids .*class indices"):
+            score(files["references"], predictions)
     predictions.write_text(json.dumps([{**det, "category_id": det["category_id"] + 1000} for det in detections]))
-    with pytest.raises(HarnessError, match=r"indices.json: none of the detections' category ids \(10\d\d"):
-        score(files["references"], predictions)
+    with pytest.warns(UserWarning, match=r"none of the detections' category ids \(10\d\d.*every AP is 0"):
+        assert score(files["references"], predictions)["AP"] == 0
     some = [{**det, "category_id": det["category_id"] + 1000 * (index == 0)} for index, det in enumerate(detections)]
     predictions.write_text(json.dumps(some))
     with pytest.warns(UserWarning, match="that .* does not define; pycocotools ignores them"):
