@@ -11,19 +11,18 @@ child (``{config: a.yaml, prefixes: [model.], into: fwd.}``). Layout and message
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import re
 import shlex
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.checkpoints import SHA_ARTIFACT
 from harness.errors import HarnessError
-from harness.records import RUN_ID_PATTERN, read_record, record_path
+from harness.records import RUN_ID_PATTERN, file_lock, read_record, record_path
 from harness.registry import Reproduction
 from harness.runner import load_config, plan, resolve_config, run_training
 from harness.tiers import TABLE
@@ -152,18 +151,8 @@ def _parent_by_config(
     return _recorded_parent(first.run_id, runs_dir, where)
 
 
-@contextmanager
-def _parent_lock(runs_dir: Path, run_id: str) -> Iterator[None]:
-    """Hold the exclusive ``flock`` on ``.chain-locks/<run_id>.lock`` beside ``runs_dir``: a second process that needs
-    the same parent stage waits for the first to record it, then loads that record, instead of training it again and
-    failing to write a record that already exists."""
-    import fcntl
-
-    folder = runs_dir.parent / ".chain-locks"  # beside results/runs/, whose files are all records
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"{run_id}.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+def _parent_lock(runs_dir: Path, run_id: str) -> contextlib.AbstractContextManager[None]:
+    """The exclusive lock on ``.chain-locks/<run_id>.lock`` beside ``runs_dir``: a second process that needs the same
+    parent stage waits for the first to record it, then loads that record, instead of training it again and failing
+    to write a record that already exists."""
+    return file_lock(runs_dir.parent / ".chain-locks" / f"{run_id}.lock")

@@ -8,7 +8,9 @@ code version), so re-running the same thing finds its record instead of adding a
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import math
@@ -17,7 +19,7 @@ import platform
 import stat
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -381,6 +383,16 @@ def _fsync_dir(folder: Path) -> None:
 
 
 _WRITTEN: list[Path] = []  # the record files this process wrote
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold the exclusive ``flock`` on ``path`` (made, with its folder, when missing) while the block runs; the lock
+    goes with the process, however it ends."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def written_records() -> list[Path]:

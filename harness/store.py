@@ -21,7 +21,6 @@ left out, and the others still go in.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -37,7 +36,15 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from harness.errors import HarnessError
-from harness.records import MAX_RECORD_BYTES, RUNS_DIR, RunRecord, read_record, record_path, write_record
+from harness.records import (
+    MAX_RECORD_BYTES,
+    RUNS_DIR,
+    RunRecord,
+    file_lock,
+    read_record,
+    record_path,
+    write_record,
+)
 
 if TYPE_CHECKING:
     from harness.claims import Claim
@@ -206,9 +213,7 @@ def read_report(paper: str | None = None, db_path: Path = DB_PATH) -> list[dict[
 def writer_lock(db_path: Path = DB_PATH) -> Iterator[None]:
     """Hold the exclusive ``flock`` on ``.<db name>.lock`` beside the database: one writer at a time, so two ingests
     (or runs) at once cannot drop each other's records. The lock goes with the process, however it ends."""
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(db_path.with_name(f".{db_path.name}.lock"), "a+b") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    with file_lock(db_path.with_name(f".{db_path.name}.lock")):
         yield
 
 
