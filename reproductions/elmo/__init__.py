@@ -1,12 +1,14 @@
 """ELMo (arXiv 1802.05365v2) registered as a harness reproduction: the released character-CNN biLM
 (``elmo-bilm``, 2x4096 LSTMs with 512 projections, 2048 CNN filters, 2 highway layers; profiled at bilm-tf's
 training length of 20 tokens, plus ``<S>`` and ``</S>``) and the NER task model with and without ELMo
-(``bilstm-crf-elmo``, ``bilstm-crf``). The tasks are the paper's (Table 1's six and lm1b); the other task models and
-the budget tier are not built yet (README.md)."""
+(``bilstm-crf-elmo``, ``bilstm-crf``). The tasks are the paper's (Table 1's six and lm1b) and the budget tier's
+(``debian-lm``, ``wordnet-lexname``): its small biLM (``elmo-budget-bilm``) and its task model with ELMo, with the top
+layer only and without ELMo (``elmo-budget-task-elmo``, ``-elmo-top``, ``elmo-budget-task``; README.md)."""
 
 from harness.registry import InputSpec, ModelSpec, Reproduction
 
 CHARS = 50  # max_characters_per_token
+BUDGET_TASK_MODELS = ("elmo-budget-task", "elmo-budget-task-elmo", "elmo-budget-task-elmo-top")
 
 # Task models the claims name that are not built here (README.md): <model>-elmo with ELMo, -elmo-top the top layer
 # only, -elmo-input / -input-output / -output Table 3's placements; ensembles; other papers' cited systems.
@@ -35,7 +37,17 @@ REPRODUCTION = Reproduction(
     title="Deep contextualized word representations",
     arxiv="1802.05365v2",
     package="reproductions.elmo",
-    tasks=("lm1b", "squad-v1.1", "snli", "srl-conll2012", "coref-conll2012", "conll2003-ner", "sst-5"),
+    tasks=(
+        "lm1b",
+        "squad-v1.1",
+        "snli",
+        "srl-conll2012",
+        "coref-conll2012",
+        "conll2003-ner",
+        "sst-5",
+        "debian-lm",
+        "wordnet-lexname",
+    ),
     unbuilt_models=UNBUILT,
     models=(
         ModelSpec(
@@ -55,6 +67,24 @@ REPRODUCTION = Reproduction(
                 dataset="conll2003-ner",
             )
             for name in ("bilstm-crf", "bilstm-crf-elmo")
+        ),
+        ModelSpec(
+            id="elmo-budget-bilm",
+            build="reproductions.elmo.model:budget_bilm",
+            inputs=char_input(22),
+            test_inputs=test_input(),
+            dataset="debian-lm",
+        ),
+        *(
+            ModelSpec(
+                id=name,
+                build="reproductions.elmo.classifier:budget_classifier",
+                kwargs={"model": name},
+                inputs=(*char_input(22), InputSpec("words", (1, 20), "int64", low=1, high=2**15)),
+                test_inputs=(*test_input(5), InputSpec("words", (2, 3), "int64", low=1, high=2**15)),
+                dataset="wordnet-lexname",
+            )
+            for name in BUDGET_TASK_MODELS
         ),
     ),
 )

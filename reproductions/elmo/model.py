@@ -137,19 +137,24 @@ class BiLM(nn.Module):
         layers = [torch.cat([x, x], dim=-1)] + [torch.cat(pair, dim=-1) for pair in zip(forward, backward, strict=True)]
         return torch.stack(layers, dim=1)
 
-    def lm_loss(self, chars: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def lm_loss(
+        self, chars: torch.Tensor, ids: torch.Tensor, softmax: nn.Module | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean negative log-likelihood of the forward and of the backward LM, each over its predicted tokens.
 
         ``ids (B, T)`` are the word ids of the same positions (``<S>`` and ``</S>`` included, ignored past the end):
-        the forward top layer at position k predicts ``ids[k + 1]``, the backward one ``ids[k - 1]``.
+        the forward top layer at position k predicts ``ids[k + 1]``, the backward one ``ids[k - 1]``. ``softmax``
+        (default: the model's own) is the output layer both directions share; a training system may hold it beside
+        the biLM, so that the biLM's weights alone are what a task model loads.
         """
+        softmax = softmax if softmax is not None else self.softmax
         mask = char_mask(chars)
         _, forward, backward = self.directions(chars)
         top_f = F.dropout(forward[-1], self.dropout, self.training)
         top_b = F.dropout(backward[-1], self.dropout, self.training)
         valid = mask[:, 1:] & mask[:, :-1]  # (B, T - 1): pairs of adjacent tokens
-        nll_f = F.cross_entropy(self.softmax(top_f[:, :-1][valid]), ids[:, 1:][valid])
-        nll_b = F.cross_entropy(self.softmax(top_b[:, 1:][valid]), ids[:, :-1][valid])
+        nll_f = F.cross_entropy(softmax(top_f[:, :-1][valid]), ids[:, 1:][valid])
+        nll_b = F.cross_entropy(softmax(top_b[:, 1:][valid]), ids[:, :-1][valid])
         return nll_f, nll_b
 
 
@@ -204,7 +209,7 @@ BUDGET_FILTERS = ((1, 32), (2, 32), (3, 64), (4, 64), (5, 64))  # 256 filters
 
 
 def budget_bilm(vocab_size: int = 0) -> BiLM:
-    """A small biLM for a budget tier (not built yet, README.md): the released structure (char CNN, 2 highways, 2
+    """The budget tier's biLM (README.md, "Budget tier"): the released structure (char CNN, 2 highways, 2
     residual LSTMP layers per direction, clipping) at 1/8 of its widths: 256 filters, 512 cells, 64-dim projections."""
     return BiLM(lstm_dim=512, projection_dim=64, filters=BUDGET_FILTERS, vocab_size=vocab_size)
 

@@ -35,32 +35,12 @@ from harness.errors import HarnessError
 from harness.predictions import Scoring
 from reproductions.gpt.transforms import Specials, classification, pad
 from tasks.debian_corpora.corpus import CORPORA, LM_FILES, folder_hash
-from tasks.debian_corpora.data import DebianTextDataModule, lm_file
+from tasks.debian_corpora.data import DebianTextDataModule, lm_file, prepare_smoke, prepare_text  # noqa: F401 (configs)
 from tasks.debian_corpora.score import EOS
 from tasks.debian_corpora.tokenize import UNK, tokenize
 from tasks.tokenizers import Tokenizer, load_tokenizer, register, save_tokenizer
 
 SPECIAL_SYMBOLS = (UNK, EOS)
-
-
-def prepare_text(root: Path) -> None:
-    """Build the Debian text corpora under ``root`` unless all three are there (about 20 s)."""
-    if all((Path(root) / corpus / "corpus.json").is_file() for corpus in CORPORA):
-        return
-    from tasks.debian_corpora.corpus import build_text
-
-    build_text(Path(root))
-
-
-def prepare_smoke(root: Path) -> None:
-    """The smoke tier's corpora: ``tasks.debian_corpora``'s tiny copy of the Debian sources in their own formats
-    (``root/debian-src``), built into ``root`` as the real corpora are (a few seconds)."""
-    if all((Path(root) / corpus / "corpus.json").is_file() for corpus in CORPORA):
-        return
-    from tasks.debian_corpora.corpus import build_text
-    from tasks.debian_corpora.fixtures import write_debian_tree
-
-    build_text(Path(root), write_debian_tree(Path(root) / "debian-src"), min_count=2, min_fortunes=5)
 
 
 # --- BPE ---------------------------------------------------------------------------------------------------------

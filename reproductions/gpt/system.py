@@ -24,7 +24,6 @@ import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torchmetrics.classification import MulticlassAccuracy
 
 from harness.errors import HarnessError
 from nets.schedules import warmup_cosine, warmup_linear
@@ -34,7 +33,7 @@ from reproductions.gpt.model import GPT, language_model, lm_loss, task_model
 from reproductions.gpt.optim import OpenAIAdam
 from reproductions.gpt.variants import VARIANTS
 from tasks.debian_corpora.metric import TokenPerplexity
-from tasks.imagenet.metric import ClassificationMetrics, GuessKeepingAccuracy
+from tasks.imagenet.metric import accuracy_error_metrics as classification_metrics
 
 NEW = ("special.", "classifier.")  # what fine-tuning adds to the LM (Section 3.2)
 
@@ -106,14 +105,6 @@ class GPTPretrainSystem(pl.LightningModule):
     def configure_optimizers(self) -> dict:
         warmup = self.hparams.warmup_steps
         return optimizer(self, self.hparams.lr, self.hparams.l2, lambda t: warmup_cosine(t, warmup / t), self.trainer)
-
-
-def classification_metrics(classes: int, prefix: str = "test/") -> ClassificationMetrics:
-    """``accuracy`` and ``error`` in percent (the Debian and GLUE classification scorers' keys)."""
-    accuracy = GuessKeepingAccuracy(num_classes=classes, top_k=1, average="micro")  # keeps the predictions
-    top1 = MulticlassAccuracy(num_classes=classes, top_k=1, average="micro")  # its own instance: updated once
-    return ClassificationMetrics({"accuracy": 100 * accuracy, "error": 100 - 100 * top1}, prefix=prefix,
-                                 compute_groups=False)  # fmt: skip
 
 
 class GPTFineTuneSystem(pl.LightningModule):

@@ -36,6 +36,7 @@ from torch.utils.data import DataLoader, IterableDataset
 from harness.errors import HarnessError
 from harness.predictions import Scoring
 from tasks.debian_corpora.data import per_class_subset
+from tasks.debian_corpora.data import prepare_corpus as prepare_debian_corpus  # noqa: F401 (the budget configs name it)
 
 UNLABELLED_SEED = 0
 IMAGE_AUGMENTS = ("randaugment", "cutout", "crop-flip")
@@ -379,17 +380,6 @@ def read_text_examples(task: str, root: str, split: str) -> list:
     from tasks.text_classification.data import read_split
 
     return read_split(task, Path(root), split)
-
-
-def prepare_debian_corpus(root: str | Path) -> None:
-    """The budget tier's data: ``root`` is a corpus folder (``.../wordnet-lexname``) that
-    :func:`tasks.debian_corpora.corpus.build_text` writes, with its siblings, from the installed Debian packages
-    (about a minute, once; kept when already built)."""
-    root = Path(root)
-    if not (root / "corpus.json").is_file():
-        from tasks.debian_corpora.corpus import build_text
-
-        build_text(root.parent)
 
 
 class TextUDADataModule(UDADataModule):

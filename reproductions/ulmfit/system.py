@@ -30,7 +30,6 @@ import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torchmetrics.classification import MulticlassAccuracy
 
 from harness.errors import HarnessError
 from harness.predictions import Scoring, check_count
@@ -46,7 +45,7 @@ from nets.weights import read_state
 from reproductions.ulmfit.model import LanguageModel, TextClassifier, detach_state, reverse_documents
 from reproductions.ulmfit.variants import MODELS, build
 from tasks.debian_corpora.metric import TokenPerplexity
-from tasks.imagenet.metric import ClassificationMetrics, GuessKeepingAccuracy
+from tasks.imagenet.metric import accuracy_error_metrics as classification_metrics
 from tasks.language_modeling.score import write_log_probs
 
 BETAS = (0.7, 0.99)
@@ -133,14 +132,6 @@ def load_language_model(model: LanguageModel, path: str) -> None:
         model.load_state_dict(state)
     except RuntimeError as exc:
         raise HarnessError(f"{path}: weights do not fit the model: {exc}") from None
-
-
-def classification_metrics(classes: int, prefix: str = "test/") -> ClassificationMetrics:
-    """``accuracy`` and ``error`` in percent (the classification scorers' keys); the first keeps the guesses."""
-    accuracy = GuessKeepingAccuracy(num_classes=classes, top_k=1, average="micro")
-    top1 = MulticlassAccuracy(num_classes=classes, top_k=1, average="micro")  # its own instance: updated once
-    return ClassificationMetrics({"accuracy": 100 * accuracy, "error": 100 - 100 * top1}, prefix=prefix,
-                                 compute_groups=False)  # fmt: skip
 
 
 class StreamPerplexity(TokenPerplexity):

@@ -32,13 +32,12 @@ import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torchmetrics.classification import MulticlassAccuracy
 
 from harness.errors import HarnessError
 from reproductions.xlnet.heads import SequenceHead, SpanHead
 from reproductions.xlnet.model import SIZES, XLNetLM, language_model
 from tasks.debian_corpora.metric import TokenPerplexity
-from tasks.imagenet.metric import ClassificationMetrics, GuessKeepingAccuracy
+from tasks.imagenet.metric import accuracy_error_metrics as classification_metrics
 
 OBJECTIVES = ("permutation", "left-to-right")
 KINDS = ("classification", "regression", "multiple_choice")
@@ -214,14 +213,6 @@ class XLNetPretrainSystem(pl.LightningModule):
     def configure_optimizers(self) -> dict:
         hp = self.hparams
         return adam_linear(self, hp.lr, hp.warmup, hp.weight_decay, self.trainer)
-
-
-def classification_metrics(classes: int) -> ClassificationMetrics:
-    """``accuracy`` and ``error`` in percent, the predictions kept (the Debian classification scorer's keys)."""
-    accuracy = GuessKeepingAccuracy(num_classes=classes, top_k=1, average="micro")  # keeps the predictions
-    top1 = MulticlassAccuracy(num_classes=classes, top_k=1, average="micro")  # its own instance: updated once
-    return ClassificationMetrics({"accuracy": 100 * accuracy, "error": 100 - 100 * top1}, prefix="test/",
-                                 compute_groups=False)  # fmt: skip
 
 
 def task_metrics(task: str, classes: int) -> list[nn.Module]:

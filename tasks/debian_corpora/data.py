@@ -38,7 +38,47 @@ from tasks.language_modeling.wikitext import WikiTextDataModule, build_vocabular
 from tasks.text_classification.data import Example, example_loader, read_zhang_csv
 from tasks.tokenizers import batch_tokenizer
 
-__all__ = ["DebianLMDataModule", "DebianTextDataModule", "build_vocabulary", "read_tokens", "lm_file"]
+__all__ = [
+    "DebianLMDataModule",
+    "DebianTextDataModule",
+    "build_vocabulary",
+    "read_tokens",
+    "lm_file",
+    "prepare_text",
+    "prepare_corpus",
+    "prepare_smoke",
+]
+
+# --- building the corpora (a tier config's ``prepare``) ------------------------------------------------------------
+
+
+def prepare_text(root: Path) -> None:
+    """Build the three text corpora under ``root`` from the installed Debian packages unless all three are there
+    (about 20 s; ``corpus.build_text``)."""
+    from tasks.debian_corpora.corpus import CORPORA, build_text
+
+    if not all((Path(root) / corpus / "corpus.json").is_file() for corpus in CORPORA):
+        build_text(Path(root))
+
+
+def prepare_corpus(root: Path) -> None:
+    """``root`` is one corpus folder (``.../wordnet-lexname``): build it, with its siblings, unless it is there (a
+    classification data module's ``prepare``, whose ``data_root`` is the corpus folder itself)."""
+    if not (Path(root) / "corpus.json").is_file():
+        from tasks.debian_corpora.corpus import build_text
+
+        build_text(Path(root).parent)
+
+
+def prepare_smoke(root: Path) -> None:
+    """A smoke tier's corpora: the tiny copy of the Debian sources in their own formats (``root/debian-src``,
+    ``fixtures.write_debian_tree``), built into ``root`` as the real corpora are (a few seconds)."""
+    from tasks.debian_corpora.corpus import CORPORA, build_text
+    from tasks.debian_corpora.fixtures import write_debian_tree
+
+    if not all((Path(root) / corpus / "corpus.json").is_file() for corpus in CORPORA):
+        build_text(Path(root), write_debian_tree(Path(root) / "debian-src"), min_count=2, min_fortunes=5)
+
 
 # --- language modelling ------------------------------------------------------------------------------------------
 

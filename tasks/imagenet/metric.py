@@ -81,3 +81,12 @@ def accuracy_metrics(num_classes: int, prefix: str = "") -> ClassificationMetric
     top1 = GuessKeepingAccuracy(num_classes=num_classes, top_k=1, average="micro")
     metrics = {"top1": 100 * top1, "top5": 100 * acc(5), "error": 100 - 100 * acc(1)}
     return ClassificationMetrics(metrics, prefix=prefix, compute_groups=False)
+
+
+def accuracy_error_metrics(num_classes: int, prefix: str = "test/") -> ClassificationMetrics:
+    """``<prefix>accuracy`` and ``<prefix>error`` in percent (the text classification scorers' keys); the first keeps
+    the predictions, the second is its own instance (updated once)."""
+    accuracy = GuessKeepingAccuracy(num_classes=num_classes, top_k=1, average="micro")
+    top1 = MulticlassAccuracy(num_classes=num_classes, top_k=1, average="micro")
+    return ClassificationMetrics({"accuracy": 100 * accuracy, "error": 100 - 100 * top1}, prefix=prefix,
+                                 compute_groups=False)  # fmt: skip
