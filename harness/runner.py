@@ -196,6 +196,8 @@ def resolve_config(
     resolved["system"].setdefault("init_args", {})
     for dotted, value in (resolved.pop("overrides", None) or {}).get(resolved["model"], {}).items():
         _set_dotted(resolved, dotted, value)
+    if "init_from" in resolved and resolved["init_from"] is None:  # a model whose override starts it from nothing
+        del resolved["init_from"]
     if data_root is not None:
         resolved["data"]["init_args"]["data_root"] = data_root
         resolved.pop("prepare", None)  # the user's data is used as it is

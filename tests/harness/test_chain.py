@@ -200,3 +200,18 @@ def test_two_children_of_a_parent_that_has_not_run_train_it_once(toy: Path, toy_
     children = [r for r in records if r.parents]
     assert len(parents) == 1 and len(children) == 2
     assert all(child.parents == [parents[0].run_id] for child in children)
+
+
+def test_a_model_whose_override_sets_init_from_null_runs_from_nothing(toy: Path) -> None:
+    """A chain config's row ``{init_from: null}`` runs that model without a parent stage (a baseline from scratch);
+    the config's other models still start from the parent."""
+    model = registry.reproduction("toy-paper").model_ids()[0]
+    config = yaml.safe_load(FINETUNE.read_text())
+    config["overrides"] = {**(config.get("overrides") or {}), model: {"init_from": None}}
+    path = _variant(toy, "scratch.yaml", **{k: v for k, v in config.items() if k == "overrides"})
+    resolved = runner.resolve_config(runner.load_config(path, "smoke"), "smoke", model, None, None)
+    assert "init_from" not in resolved
+    runs = toy / "results" / "runs"
+    (scratch_path,) = _run(path, runs, model=model)
+    assert read_record(scratch_path).parents == [] and len(list(runs.glob("*.json"))) == 1  # no parent ran
+    assert "init_from" not in read_record(scratch_path).config

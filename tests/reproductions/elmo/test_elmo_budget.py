@@ -15,6 +15,7 @@ import yaml
 from harness import runner
 from harness.checkpoints import load_state
 from harness.runner import load_config, resolve_config
+from reproductions.elmo import BUDGET_TASK_MODELS
 from reproductions.elmo.budget import BiLMPerplexity, BiLMSystem, ClassifierSystem
 from reproductions.elmo.classifier import budget_classifier
 from reproductions.elmo.data import MAX_TEXT_TOKENS, BiLMDataModule, encode_texts, is_text, pieces, softmax_vocabulary
@@ -114,14 +115,14 @@ def test_bilm_system_keeps_its_softmax_beside_the_bilm() -> None:
 
 
 def test_budget_configs_differ_only_in_elmo() -> None:
-    elmo = resolve_config(load_config(CONFIGS / "budget.yaml", "budget"), "budget", None, 3, None)
-    top = resolve_config(load_config(CONFIGS / "budget.yaml", "budget"), "budget", "elmo-budget-task-elmo-top", 3, None)
-    plain = resolve_config(load_config(CONFIGS / "budget-baseline.yaml", "budget"), "budget", None, 3, None)
-    assert plain["model"] == "elmo-budget-task" and top["model"] == "elmo-budget-task-elmo-top"
-    assert elmo["init_from"]["seed"] == 0  # one biLM for every seed
+    config = load_config(CONFIGS / "budget.yaml", "budget")
+    runs = {m: resolve_config(config, "budget", m, 3, None) for m in BUDGET_TASK_MODELS}
+    assert {m: r["model"] for m, r in runs.items()} == {m: m for m in BUDGET_TASK_MODELS}
     for key in ("data", "trainer", "evaluate", "system", "prepare"):
-        assert elmo[key] == plain[key] == top[key]
-    assert "init_from" not in plain
+        assert len({json.dumps(r[key], sort_keys=True) for r in runs.values()}) == 1
+    assert "init_from" not in runs["elmo-budget-task"]  # no biLM to load
+    assert runs["elmo-budget-task-elmo"]["init_from"] == runs["elmo-budget-task-elmo-top"]["init_from"]
+    assert runs["elmo-budget-task-elmo"]["init_from"]["seed"] == 0  # one biLM for every seed
 
 
 def _tiny_chain(folder: Path, root: Path) -> Path:
