@@ -124,3 +124,17 @@ def test_smoke_config_runs_and_its_predictions_rescore(
         assert 0 <= record["metrics"]["accuracy"] <= 100
         rows = rescore(path)
         assert [row["metric"] for row in rows] == ["accuracy"] and all(row["agrees"] for row in rows)
+
+
+def test_full_configs_resolve_for_every_variant() -> None:
+    """Each registered ESIM / BCN id resolves in its full config; only the baselines drop the biLM's files."""
+    from harness import registry
+    from harness.runner import load_config, resolve_config
+
+    ids = set(registry.reproduction("elmo").model_ids())
+    for config_name, variants in (("full-snli.yaml", VARIANTS), ("full-sst5.yaml", ("bcn", "bcn-elmo"))):
+        config = load_config(CONFIGS / config_name, "full")
+        assert set(variants) <= ids and set(config["overrides"]) <= set(variants)
+        for model in variants:
+            args = resolve_config(config, "full", model, 0, None)["system"]["init_args"]
+            assert (args["bilm_weights"] is None) == (model in ("esim", "bcn")), model
