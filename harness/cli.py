@@ -132,10 +132,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.summary import quiet_lightning, read_verdicts, run_rows
 
     quiet_lightning()
+    earlier = len(written_records())  # records of earlier commands in this process (a test's) are not this run's
     paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint)
     if not is_rank_zero():  # another process of a multi-process run (harness.distributed): rank 0 ingests
         return 0
-    result = ingest([*paths, *written_records()])  # by path: O(new), no scan of results/runs/
+    result = ingest([*paths, *written_records()[earlier:]])  # by path: O(new), no scan of results/runs/
     rows = run_rows(paths, read_verdicts())
     if args.json:
         _emit({"records": [str(p) for p in paths], "results": rows, "ingest": _ingest_doc(result)}, True)  # NaN: null

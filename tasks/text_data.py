@@ -15,9 +15,11 @@ scorer takes as references. Nothing is tokenized: a batch is ``(fields, labels)`
   ``tokenizer(*columns)``.
 
 Loaders: ``train`` from the spec's training split (shuffled), validation from its dev split, test from its test
-split; ``scoring`` says how the test loader's predictions are scored (ids in loader order, ``labels`` the answer
-spellings). ``data_hash`` (after ``setup``): :func:`tasks.text_files.files_hash` of every file of the three splits,
-named relative to the dataset folder.
+split, or one test loader per split of ``test_splits`` (e.g. ``[dev, test]``, where a paper reports both);
+``scoring`` says how each test loader's predictions are scored (ids in loader order, ``labels`` the answer
+spellings; references: the test split's as the spec names them, another split's one file). ``data_hash`` (after
+``setup``): :func:`tasks.text_files.files_hash` of every file of the splits served, named relative to the dataset
+folder.
 
 :class:`AnswerAccuracy` accumulates accuracy (percent) from scores ``(N, C)`` (or predicted indices ``(N,)``) and
 targets, keeps the predicted indices, and writes them as the task's prediction CSV
@@ -146,6 +148,7 @@ class TextTaskDataModule(pl.LightningDataModule):
         num_workers: data-loader worker processes.
         tokenizer: a :class:`tasks.tokenizers.Tokenizer` or the path of a stored one, or a callable (or its
             ``"module:attribute"`` path) applied to each batch's columns (see the module docstring).
+        test_splits: the splits the test loaders serve, one loader each, in order (default: the spec's test split).
     """
 
     def __init__(
@@ -155,10 +158,12 @@ class TextTaskDataModule(pl.LightningDataModule):
         batch_size: int = 32,
         num_workers: int = 0,
         tokenizer: str | Callable[..., Any] | None = None,
+        test_splits: Sequence[str] | None = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters(ignore=["tokenizer"] if callable(tokenizer) else None)
         self.spec = spec(task)
+        self.test_splits = tuple(test_splits) if test_splits else self.spec.splits[2:]
         self.folder = self.spec.folder(Path(data_root))
         self.batch_size, self.num_workers = batch_size, num_workers
         self.tokenizer = text_tokenizer(tokenizer)
@@ -181,13 +186,16 @@ class TextTaskDataModule(pl.LightningDataModule):
 
     def verify(self) -> None:
         """Read every split; raise :class:`HarnessError` naming the file (and line) at fault."""
-        for split in dict.fromkeys(self.spec.splits):
+        for split in self._splits():
             self.records(split)
+
+    def _splits(self) -> list[str]:
+        return list(dict.fromkeys(self.spec.splits + self.test_splits))
 
     def setup(self, stage: str | None = None) -> None:
         if self.data_hash is None:
             self.verify()
-            names = [name for split in dict.fromkeys(self.spec.splits) for name in self.spec.files(self.folder, split)]
+            names = [name for split in self._splits() for name in self.spec.files(self.folder, split)]
             self.data_hash = files_hash(self.folder, names)
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
@@ -208,14 +216,24 @@ class TextTaskDataModule(pl.LightningDataModule):
     def val_dataloader(self) -> DataLoader:
         return self._loader(self.spec.splits[1], shuffle=False)
 
-    def test_dataloader(self) -> DataLoader:
-        return self._loader(self.spec.splits[2], shuffle=False)
+    def test_dataloader(self) -> DataLoader | list[DataLoader]:
+        loaders = [self._loader(split, shuffle=False) for split in self.test_splits]
+        return loaders[0] if len(loaders) == 1 else loaders
 
     def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
-        """The test loader scores against the test split's own file (or folder): ids as the prediction file spells
-        them, labels the answers as the references spell them."""
-        ids = [record.id for record in self.records(self.spec.splits[2])]
-        return Scoring(self.spec.task, self.spec.references(self.folder), ids, self.spec.labels)
+        """Test loader ``dataloader_idx`` scores against its split's own file (or, for the test split, what the spec
+        names): ids as the prediction file spells them, labels the answers as the references spell them."""
+        split = self.test_splits[dataloader_idx]
+        ids = [record.id for record in self.records(split)]
+        return Scoring(self.spec.task, self._references(split), ids, self.spec.labels)
+
+    def _references(self, split: str) -> Path:
+        if split == self.spec.splits[2]:
+            return self.spec.references(self.folder)
+        files = self.spec.files(self.folder, split)
+        if len(files) != 1:
+            raise HarnessError(f"{self.spec.task}: split {split!r} has {len(files)} files; only one can be scored")
+        return self.folder / files[0]
 
 
 class AnswerAccuracy(Metric):

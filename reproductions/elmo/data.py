@@ -12,7 +12,7 @@ task model's few-label glosses from ``wordnet-lexname`` (docs/corpora.md), both 
 - :func:`encode_texts` (stage b, the ``tokenizer`` of ``tasks.debian_corpora``'s classification module): texts ->
   ``(chars (B, N + 2, 50), words (B, N))``, each text tokenised by ``tasks.debian_corpora.tokenize`` (so the biLM reads
   what it was trained on, rare words kept as written: the character CNN reads any word) and cut to its first
-  :data:`MAX_TEXT_TOKENS` tokens; ``words`` are the task model's hashed word ids (``tagger.word_ids``).
+  :data:`MAX_TEXT_TOKENS` tokens; ``words`` are the task model's hashed word ids (``layers.word_ids``).
 
 ``data_hash`` (after ``setup``) is the corpus's (``tasks.debian_corpora.corpus.folder_hash``), as ``corpus.json``
 records it; the sample of lines and the vocabulary follow from it and the config.
@@ -30,7 +30,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from harness.errors import HarnessError
-from reproductions.elmo.tagger import word_ids
+from reproductions.elmo.layers import word_ids
 from tasks.debian_corpora.corpus import LM_FILES, folder_hash
 from tasks.debian_corpora.data import lm_file
 from tasks.debian_corpora.tokenize import UNK, tokenize

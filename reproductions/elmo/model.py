@@ -167,12 +167,13 @@ class ScalarMix(nn.Module):
     """Eq. (1): ``gamma * sum_j softmax(w)_j LN(h_j)`` over ``L + 1`` layers; ``top_only`` uses ``gamma * h_L``.
 
     ``layer_norm`` normalises each layer with one mean and variance over its unmasked positions and features (as
-    bilm-tf's ``weight_layers``); :meth:`penalty` is ``l2 * ||w||^2`` (Sec. 3.3), 0 for ``top_only``.
+    bilm-tf's ``weight_layers``); :meth:`penalty` is ``l2 * ||w||^2`` (Sec. 3.3), 0 for ``top_only`` (whose unused ``w``
+    is frozen, so that it is no trained parameter without a gradient).
     """
 
     def __init__(self, n_layers: int, layer_norm: bool = False, l2: float = 0.0, top_only: bool = False) -> None:
         super().__init__()
-        self.weights = nn.Parameter(torch.zeros(n_layers))  # w; softmax(0) = the average of the layers
+        self.weights = nn.Parameter(torch.zeros(n_layers), requires_grad=not top_only)  # w; softmax(0): the average
         self.gamma = nn.Parameter(torch.ones(1))
         self.layer_norm, self.l2, self.top_only = layer_norm, l2, top_only
 

@@ -6,7 +6,8 @@ layers and a conditional random field (CRF) loss (Lafferty et al., 2001)", and E
 (Sec. 3.3) with the weighted average of all biLM layers. The sizes below are this reproduction's choices (the
 supplemental material, which gives the paper's, was not read): 50-dim word embeddings, a 16-dim character CNN with
 128 filters of width 3, 2 biLSTM layers of 200 units per direction, dropout 0.5. Word embeddings are trained from
-scratch over hashed lower-cased words (:func:`word_ids`; no pre-trained vectors can be downloaded here).
+scratch over hashed lower-cased words (:func:`layers.word_ids`; no pre-trained vectors can be downloaded here). The
+input layer is :class:`layers.TokenInput`, which ESIM and BCN share.
 
 Inputs: ``chars (B, N + 2, 50)`` as ``tasks.tokenizers.elmo.batch_char_ids`` makes them (``<S>``, words, ``</S>``)
 and ``words (B, N)`` hashed word ids; output: tag scores ``(B, N, n_tags)`` for :class:`CRF`.
@@ -14,25 +15,13 @@ and ``words (B, N)`` hashed word ids; output: tag scores ``(B, N, n_tags)`` for 
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
-
 import torch
 from torch import nn
 
-from reproductions.elmo.model import BiLM, CharCNN, Elmo, char_mask, released_bilm
+from reproductions.elmo.layers import WORD_BUCKETS, TokenInput, packed_lstm, task_bilm, tiny_bilm, word_ids
+from reproductions.elmo.model import BiLM, Elmo
 
-WORD_BUCKETS = 2**15
-
-
-def word_ids(sentences: Sequence[Sequence[str]], buckets: int = WORD_BUCKETS) -> torch.Tensor:
-    """Long ``(B, N)``: each lower-cased word hashed (sha1) into ``[1, buckets)``; 0 past a sentence's end."""
-    width = max([len(words) for words in sentences] + [1])
-    ids = torch.zeros(len(sentences), width, dtype=torch.long)
-    for row, words in enumerate(sentences):
-        for col, word in enumerate(words):
-            ids[row, col] = 1 + int(hashlib.sha1(word.lower().encode()).hexdigest()[:8], 16) % (buckets - 1)
-    return ids
+__all__ = ["CRF", "WORD_BUCKETS", "BiLSTMCRFTagger", "tagger", "tiny_bilm", "word_ids"]
 
 
 class CRF(nn.Module):
@@ -87,41 +76,27 @@ class BiLSTMCRFTagger(nn.Module):
         self, n_tags: int = 9, bilm: BiLM | None = None, word_dim: int = 50, hidden: int = 200, dropout: float = 0.5
     ) -> None:
         super().__init__()
-        self.words = nn.Embedding(WORD_BUCKETS, word_dim, padding_idx=0)
-        self.chars = CharCNN(filters=((3, 128),), n_highway=0, projection_dim=128)
-        self.elmo = Elmo(bilm, n_mixes=1, dropout=dropout) if bilm is not None else None
-        width = word_dim + 128 + (2 * bilm.token.projection.out_features if bilm is not None else 0)
+        self.input = TokenInput(word_dim, char_filters=128, bilm=bilm, dropout=dropout, elmo_dropout=dropout)
         self.dropout = nn.Dropout(dropout)
-        self.lstm = nn.LSTM(width, hidden, num_layers=2, batch_first=True, bidirectional=True, dropout=dropout)
+        self.lstm = nn.LSTM(self.input.dim, hidden, num_layers=2, batch_first=True, bidirectional=True, dropout=dropout)
         self.output = nn.Linear(2 * hidden, n_tags)
         self.crf = CRF(n_tags)
 
+    @property
+    def elmo(self) -> Elmo | None:
+        return self.input.elmo
+
     def forward(self, chars: torch.Tensor, words: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``chars (B, N + 2, 50)``, ``words (B, N)`` -> tag scores ``(B, N, n_tags)`` and the CRF's ``log Z (B,)``."""
-        x = [self.words(words), self.chars(chars[:, 1:-1])]
-        if self.elmo is not None:
-            (elmo,), _ = self.elmo(chars)
-            x.append(elmo)
-        mask = char_mask(chars)[:, 1:-1] & (words > 0)
-        lengths = mask.sum(1).clamp(min=1).cpu()
-        packed = nn.utils.rnn.pack_padded_sequence(self.dropout(torch.cat(x, -1)), lengths, True, False)
-        out, _ = self.lstm(packed)
-        out, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=words.shape[1])
-        scores = self.output(self.dropout(out))
+        x, _, mask = self.input(chars, words)
+        scores = self.output(self.dropout(packed_lstm(self.lstm, x, mask)))
         return scores, self.crf.log_partition(scores, mask)
 
     def penalty(self) -> torch.Tensor:
-        return self.elmo.penalty() if self.elmo is not None else torch.zeros(())
-
-
-def tiny_bilm() -> BiLM:
-    """A small random biLM for smoke runs only (never a paper number)."""
-    return BiLM(lstm_dim=32, projection_dim=16, filters=((1, 8), (2, 8), (3, 16)), char_dim=8)
+        return self.input.penalty()
 
 
 def tagger(elmo: bool = False, bilm: str = "released", n_tags: int = 9) -> BiLSTMCRFTagger:
     """``bilstm-crf`` (``elmo=False``) or ``bilstm-crf-elmo`` with the released biLM's shape (weights loaded by the
     system) or, for smoke runs, ``bilm="tiny"``."""
-    if not elmo:
-        return BiLSTMCRFTagger(n_tags)
-    return BiLSTMCRFTagger(n_tags, bilm=released_bilm() if bilm == "released" else tiny_bilm())
+    return BiLSTMCRFTagger(n_tags, bilm=task_bilm(bilm) if elmo else None)

@@ -215,3 +215,13 @@ def test_a_model_whose_override_sets_init_from_null_runs_from_nothing(toy: Path)
     (scratch_path,) = _run(path, runs, model=model)
     assert read_record(scratch_path).parents == [] and len(list(runs.glob("*.json"))) == 1  # no parent ran
     assert "init_from" not in read_record(scratch_path).config
+
+
+def test_harness_run_ingests_only_the_records_of_its_own_command(toy: Path, tmp_path: Path) -> None:
+    """A process that ran other runs before (a test session) does not copy their records into this command's store."""
+    from harness.cli import main
+
+    (elsewhere,) = _run(PRETRAIN, tmp_path / "elsewhere" / "runs", seed=5)
+    assert main(["run", "toy-paper", "--tier", "smoke", "--config", str(PRETRAIN), "--seed", "0"]) == 0
+    names = [path.name for path in (toy / "results" / "runs").glob("*.json")]
+    assert len(names) == 1 and ".s0." in names[0] and elsewhere.name not in names

@@ -69,10 +69,10 @@ def test_encode_texts_tokenises_as_the_corpus_and_cuts_long_texts() -> None:
 @pytest.mark.parametrize("model", ["elmo-budget-task", "elmo-budget-task-elmo", "elmo-budget-task-elmo-top"])
 def test_task_model_variants_differ_only_in_elmo(model: str) -> None:
     classifier = budget_classifier(model, 7)
-    assert (classifier.elmo is None) == (model == "elmo-budget-task")
-    if classifier.elmo is not None:
-        assert classifier.elmo.mixes[0].top_only == model.endswith("-top")
-        assert not any(p.requires_grad for p in classifier.elmo.bilm.parameters())
+    assert (classifier.input.elmo is None) == (model == "elmo-budget-task")
+    if classifier.input.elmo is not None:
+        assert classifier.input.elmo.mixes[0].top_only == model.endswith("-top")
+        assert not any(p.requires_grad for p in classifier.input.elmo.bilm.parameters())
     chars, words = encode_texts(["one two three", "four"])
     classifier.eval()
     logits = classifier(chars, words)
@@ -111,7 +111,7 @@ def test_bilm_system_keeps_its_softmax_beside_the_bilm() -> None:
     assert "softmax.weight" in names and not any(n.startswith("bilm.softmax") for n in names)
     task = ClassifierSystem("elmo-budget-task-elmo").state_dict()
     bilm = {n[len("bilm.") :] for n in names if n.startswith("bilm.")}
-    assert bilm == {n[len("model.elmo.bilm.") :] for n in task if n.startswith("model.elmo.bilm.")}
+    assert bilm == {n[len("model.input.elmo.bilm.") :] for n in task if n.startswith("model.input.elmo.bilm.")}
 
 
 def test_budget_configs_differ_only_in_elmo() -> None:
@@ -159,6 +159,10 @@ def test_the_chain_runs_and_the_task_model_holds_the_trained_bilm(
     child = load_state(task["artifacts"]["checkpoint_sha256"], runs, "the task stage")
     assert any(name.startswith("softmax.") for name in parent)
     bilm = {name[len("bilm.") :]: value for name, value in parent.items() if name.startswith("bilm.")}
-    held = {name[len("model.elmo.bilm.") :]: v for name, v in child.items() if name.startswith("model.elmo.bilm.")}
+    held = {
+        name[len("model.input.elmo.bilm.") :]: v
+        for name, v in child.items()
+        if name.startswith("model.input.elmo.bilm.")
+    }
     assert bilm.keys() == held.keys() and all(torch.equal(bilm[n], held[n]) for n in bilm)  # loaded, then frozen
     assert task["artifacts"]["predictions"].startswith(f"artifacts/{task['run_id']}/")

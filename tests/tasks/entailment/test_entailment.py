@@ -84,6 +84,26 @@ def test_written_predictions_score_to_the_hand_count(task: str, snli: Path, scit
     assert scorer(scoring.references.parent, written["predictions"]) == {"accuracy": 75.0}
 
 
+def test_dev_and_test_loaders_each_score_against_their_own_file(snli: Path, tmp_path: Path) -> None:
+    """``test_splits=[dev, test]``: two test loaders, each scored against its split's file (all right: 100 %)."""
+    module = TextTaskDataModule("snli", snli, batch_size=2, test_splits=["dev", "test"])
+    module.setup()
+    loaders = module.test_dataloader()
+    assert len(loaders) == 2 and "snli_1.0_dev.jsonl" in [p.name for p in snli.rglob("*.jsonl")]
+    for index, (loader, split) in enumerate(zip(loaders, ("dev", "test"), strict=True)):
+        metric = AnswerAccuracy()
+        for _, labels in loader:
+            metric.update(labels, labels)
+        scoring = module.scoring(index, tmp_path / split)
+        assert scoring.references.name == f"snli_1.0_{split}.jsonl"
+        assert scoring.ids == [r.id for r in module.records(split)]
+        written = metric.write_predictions(tmp_path / split, scoring)
+        assert score_snli(scoring.references, written["predictions"]) == {"accuracy": 100.0}
+    single = TextTaskDataModule("snli", snli)
+    single.setup()
+    assert not isinstance(single.test_dataloader(), list)  # one split: one loader, as before
+
+
 def test_snli_predictions_for_dropped_pairs_are_unknown_ids(snli: Path, tmp_path: Path) -> None:
     path = snli / "snli_1.0" / "snli_1.0_test.jsonl"
     dropped = next(json.loads(line)["pairID"] for line in path.read_text().splitlines() if '"-"' in line)
