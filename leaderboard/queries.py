@@ -431,14 +431,14 @@ def _page_rows(db: Path, where: str, params: list[Any], total: int, size: int, o
     """The SQL (and its parameters) giving the row ids of the ``size`` runs from position ``offset`` of the
     ``total`` that ``where`` selects, in ``RUNS_ORDER``.
 
-    DuckDB serves a small OFFSET with a top-n; beyond a few thousand rows (``SEEK_FROM``) it sorts every selected
-    row on (finished_at, run_id), a string key: the middle page of a million runs sorted half the store, the last
-    page all of it. There, unless the selection is small enough to sort (``SORT_AT_MOST``), the page is sought by
-    its sort key: the finished_at of its first row is an order statistic, which ``quantile_disc`` selects without a
-    sort, checked by counting the rows that finish later and at the same time; the page is then a top-n of its size
-    over the rows finishing at or before it, skipping only the ties before it (same finished_at, smaller run id).
-    Should the check fail (e.g. runs without finished_at, which count in ``total`` but not in the quantile), the
-    plain OFFSET serves."""
+    DuckDB serves a small OFFSET with a top-n; beyond a few thousand rows (``SEEK_FROM``) it sorts every selected row on
+    (finished_at, run_id), a string key, then skips to the page: a page past the first fifty of a million runs cost a
+    sort of the whole store. There, unless the selection is small enough to sort (``SORT_AT_MOST``), the page is sought
+    by its sort key: the finished_at of its first row is an order statistic, which ``quantile_disc`` selects without a
+    sort, checked by counting the rows that finish later and at the same time; the page is then a top-n of its size over
+    the rows finishing at or before it, skipping only the ties before it (same finished_at, smaller run id). Should the
+    check fail (e.g. runs without finished_at, which count in ``total`` but not in the quantile), the plain OFFSET
+    serves."""
     plain = f"SELECT rowid AS row FROM runs{where}{{seek}} ORDER BY {RUNS_ORDER} LIMIT {int(size)} OFFSET {{skip}}"
     if offset + size <= SEEK_FROM or total <= SORT_AT_MOST or not 0 <= offset < total:
         return plain.format(seek="", skip=int(offset)), params
