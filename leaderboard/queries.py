@@ -45,6 +45,7 @@ MAX_LISTED_SEEDS = 20  # more seeds in a row than this are written as a range (a
 MAX_JOINED_RUNS = 2000  # paper_claims looks up the runs of verdicts resting on at most this many at once
 MAX_TREND_POINTS = 5000  # a trend drawn from more runs than this is drawn from its means per x
 CLAIM_RUNS_SQL = "run_id IN (SELECT unnest(run_ids) FROM verdicts WHERE paper = ? AND claim_id = ?)"
+RUNS_ORDER = "finished_at DESC, run_id"  # the Runs page's order: newest first, the run id breaking ties
 LINK_SQL = "any_value(CASE WHEN arxiv IS NOT NULL THEN 'https://arxiv.org/abs/' || arxiv ELSE url END)"
 
 
@@ -380,23 +381,97 @@ def runs(
     offset: int = 0,
     claim: tuple[str, str] | None = None,
 ) -> pd.DataFrame:
-    """Run records with their provenance, newest first; ``run_ids``, or ``claim`` (paper, claim id: the runs its
-    verdict rests on), narrows further.
-    ``limit`` and ``offset`` give one page of them: the page's rows are chosen by a top-n sort over the sort keys,
-    then only they are read (by row id), metrics from their records' JSON: a page of a million runs reads 100."""
+    """Run records with their provenance, newest first (``RUNS_ORDER``); ``run_ids``, or ``claim`` (paper, claim id:
+    the runs its verdict rests on), narrows further. ``limit`` and ``offset`` cut them as SQL's LIMIT and OFFSET do
+    (:func:`runs_page` gives the same rows at any depth without sorting the store)."""
     where, params = _runs_where(papers, tiers, models, tasks, statuses, run_ids, claim)
     page = f" LIMIT {int(limit)} OFFSET {int(offset)}" if limit is not None else ""
+    return _read_runs(db, f"SELECT rowid AS row FROM runs{where} ORDER BY {RUNS_ORDER}{page}", params)
+
+
+def _read_runs(db: Path, chosen: str, params: Sequence[Any]) -> pd.DataFrame:
+    """The runs whose row ids ``chosen`` (SQL) gives, read by row id, in ``RUNS_ORDER``: metrics from their records'
+    JSON, a page of a million runs reads 100 records."""
     table = frame(
         db,
-        f"WITH chosen AS (SELECT rowid AS row FROM runs{where} ORDER BY finished_at DESC, run_id{page}) "
-        "SELECT run_id, paper, model, tier, dataset, split, seed, status, protocol, "
+        f"WITH chosen AS ({chosen}) SELECT run_id, paper, model, tier, dataset, split, seed, status, protocol, "
         "CAST(record->'metrics' AS VARCHAR) AS metrics, started_at, finished_at, git_sha, git_dirty, config_hash, "
         "data_hash, CAST(hardware AS VARCHAR) AS hardware, CAST(versions AS VARCHAR) AS versions FROM runs "
-        "WHERE rowid IN (SELECT row FROM chosen) ORDER BY finished_at DESC, run_id",
+        f"WHERE rowid IN (SELECT row FROM chosen) ORDER BY {RUNS_ORDER}",
         params,
     )
     table["metrics"] = [_metrics_text(text) for text in table["metrics"]]
     return table
+
+
+def runs_page(
+    db: Path,
+    page: int,
+    total: int,
+    size: int = 100,
+    papers: Sequence[str] = (),
+    tiers: Sequence[str] = (),
+    models: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    statuses: Sequence[str] = (),
+    run_ids: Sequence[str] | None = None,
+    claim: tuple[str, str] | None = None,
+) -> pd.DataFrame:
+    """Page ``page`` (from 1) of the runs the filters (those of :func:`runs`) select, ``size`` to a page: the rows
+    ``runs(..., limit=size, offset=(page - 1) * size)`` gives, at any depth in about the time of the first page.
+    ``total`` is how many runs the filters select (:func:`runs_count`, which the caller needs for its page count);
+    it only guides the seek (:func:`_page_rows`), which checks what it finds: a wrong one costs time, never rows."""
+    where, params = _runs_where(papers, tiers, models, tasks, statuses, run_ids, claim)
+    with _one_connection(db):  # the seek and the page read one state of the database
+        chosen, chosen_params = _page_rows(db, where, params, total, size, (page - 1) * size)
+        return _read_runs(db, chosen, chosen_params)
+
+
+def _page_rows(db: Path, where: str, params: list[Any], total: int, size: int, offset: int) -> tuple[str, list[Any]]:
+    """The SQL (and its parameters) giving the row ids of the ``size`` runs from position ``offset`` of the
+    ``total`` that ``where`` selects, in ``RUNS_ORDER``.
+
+    DuckDB serves a small OFFSET with a top-n; beyond a few thousand rows (``SEEK_FROM``) it sorts every selected row on
+    (finished_at, run_id), a string key, then skips to the page: a page past the first fifty of a million runs cost a
+    sort of the whole store. There, unless the selection is small enough to sort (``SORT_AT_MOST``), the page is sought
+    by its sort key: the finished_at of its first row is an order statistic, which ``quantile_disc`` selects without a
+    sort, checked by counting the rows that finish later and at the same time; the page is then a top-n of its size over
+    the rows finishing at or before it, skipping only the ties before it (same finished_at, smaller run id). Should the
+    check fail (e.g. runs without finished_at, which count in ``total`` but not in the quantile), the plain OFFSET
+    serves."""
+    plain = f"SELECT rowid AS row FROM runs{where}{{seek}} ORDER BY {RUNS_ORDER} LIMIT {int(size)} OFFSET {{skip}}"
+    if offset + size <= SEEK_FROM or total <= SORT_AT_MOST or not 0 <= offset < total:
+        return plain.format(seek="", skip=int(offset)), params
+    # position ``offset`` from the newest is position total - 1 - offset from the oldest; quantile_disc(q) picks
+    # position ceil(q * n) - 1 of the n values, so q sits half a position above it, clear of rounding
+    q = (total - 1 - offset + 0.5) / total
+    found = frame(db, SEEK_SQL.format(where=where, q=repr(q)), [*params, *params])
+    boundary, before, ties = found["t"].iloc[0], int(found["before"].iloc[0]), int(found["ties"].iloc[0])
+    if pd.isna(boundary) or not before <= offset < before + ties:
+        return plain.format(seek="", skip=int(offset)), params
+    seek = (" AND " if where else " WHERE ") + "(finished_at <= ? OR finished_at IS NULL)"  # NULLS LAST, as sorted
+    return plain.format(seek=seek, skip=offset - before), [*params, boundary]
+
+
+SEEK_FROM = 5000  # pages ending within this many rows are left to DuckDB's top-n (_page_rows)
+SORT_AT_MOST = 100_000  # selections of at most this many runs are sorted: cheaper than scanning them twice more
+# _page_rows: a finished_at picked by quantile_disc (t), and how many selected runs finish after it and at it.
+SEEK_SQL = (
+    "WITH b AS (SELECT quantile_disc(finished_at, {q}) AS t FROM runs{where}) "
+    "SELECT any_value(b.t) AS t, count(*) FILTER (WHERE r.finished_at > b.t) AS before, "
+    "count(*) FILTER (WHERE r.finished_at = b.t) AS ties FROM (SELECT finished_at FROM runs{where}) r, b"
+)
+
+
+@contextlib.contextmanager
+def _one_connection(db: Path) -> Iterator[None]:
+    """The held :func:`session` on ``db``, else one of its own for the queries inside."""
+    held = _SESSION.get()
+    if held is not None and held[0] == db:
+        yield
+    else:
+        with session(db):
+            yield
 
 
 def _metrics_text(text: str | None) -> str | None:

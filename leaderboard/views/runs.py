@@ -37,11 +37,12 @@ def filters() -> dict:
 
 
 def show_page(chosen: dict) -> list[str]:
-    """One page of the matching runs, newest first; returns its run ids."""
+    """One page of the matching runs, newest first; returns its run ids. Any page, the last of a million runs too,
+    is sought by its sort key (``queries.runs_page``), so the page number can jump anywhere."""
     total = queries.runs_count(db, **chosen)
     pages = max(1, math.ceil(total / ui.PAGE_SIZE))
     page = st.number_input(f"Page (of {pages})", 1, pages, 1, key="runs-page") if pages > 1 else 1
-    table = queries.runs(db, **chosen, limit=ui.PAGE_SIZE, offset=(page - 1) * ui.PAGE_SIZE)
+    table = queries.runs_page(db, page, total, ui.PAGE_SIZE, **chosen)
     st.dataframe(
         table,
         hide_index=True,

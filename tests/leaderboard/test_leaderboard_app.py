@@ -219,14 +219,27 @@ def test_a_paper_without_runs_says_what_to_run(two_papers_db: Path, monkeypatch:
     assert not charts(at) and not at.subheader and len(at.selectbox) == 1  # only the paper chooser
 
 
-def test_the_runs_page_shows_a_page_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """250 runs: the page asks the database for 100 (LIMIT/OFFSET) and says how many there are."""
-    records = [make_record(seed=seed, metrics={"accuracy": 90.0 + seed % 7}) for seed in range(250)]
+@pytest.mark.parametrize("seek", [False, True], ids=["offset", "seek"])
+def test_the_runs_page_shows_a_page_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seek: bool) -> None:
+    """250 runs: the page asks the database for 100 and says how many there are; any page can be jumped to, and
+    shows the rows LIMIT/OFFSET gives, also when sought by its sort key (as deep pages of a million runs are)."""
+    if seek:
+        monkeypatch.setattr(queries, "SEEK_FROM", 0)
+        monkeypatch.setattr(queries, "SORT_AT_MOST", 0)
+    records = [
+        make_record(seed=seed, metrics={"accuracy": 90.0 + seed % 7}, finished_at=f"2026-01-0{1 + seed % 3}T00:00:00Z")
+        for seed in range(250)
+    ]  # three finishing times: ties across every page boundary
     db = tmp_path / "harness.duckdb"
     store.build_database(records, store.Tables(), db)
     at = app_over(db, monkeypatch, "runs")
     assert len(at.dataframe[0].value) == ui.PAGE_SIZE == 100
     assert at.caption[0].value.startswith("runs 1–100 of 250.")
+    for page in (3, 2):
+        at.number_input(key="runs-page").set_value(page).run()
+        shown = at.dataframe[0].value
+        expected = queries.runs(db, limit=100, offset=(page - 1) * 100)
+        assert shown["run_id"].tolist() == expected["run_id"].tolist()
     at.number_input(key="runs-page").set_value(3).run()
     last = at.dataframe[0].value
     assert len(last) == 50 and at.caption[0].value.startswith("runs 201–250 of 250.")

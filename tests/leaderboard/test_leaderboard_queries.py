@@ -11,6 +11,7 @@ import yaml
 
 from harness import store
 from leaderboard import queries
+from tests.conftest import make_record
 from tests.leaderboard.conftest import GPT_PDF, build, toy_records
 
 TOY = "toy-paper"
@@ -254,3 +255,89 @@ def test_papers_without_arxiv_ids_and_baselines_of_other_papers(two_papers_db: P
         "for seed in 0 1; do .venv/bin/harness run uda --tier budget --model uda-bert --seed $seed; done",
         "for seed in 0 1; do .venv/bin/harness run xlnet --tier budget --model bert-base --seed $seed; done",
     ]
+
+
+@pytest.fixture(scope="module")
+def tied_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """53 runs of two models at two tiers, finishing at only 4 distinct times (ties of up to 14 runs, which the run id
+    orders), one failed."""
+    records = [
+        make_record(
+            model=f"toy-mlp{'-wide' if seed % 2 else ''}", tier="budget" if seed % 5 == 0 else "full", seed=seed,
+            status="failed" if seed == 7 else "ok", finished_at=f"2026-01-0{1 + seed % 4}T00:00:00Z",
+        )
+        for seed in range(53)
+    ]  # fmt: skip
+    db = tmp_path_factory.mktemp("tied") / "harness.duckdb"
+    store.build_database(records, store.Tables(), db)
+    return db
+
+
+def sorted_ids(db: Path, **filters) -> list[str]:
+    """The run ids the filters select, sorted newest first, then by run id, in Python: the order to page through."""
+    rows = queries.runs(db, **filters)
+    return [r.run_id for r in sorted(rows.itertuples(), key=lambda r: (-r.finished_at.value, r.run_id))]
+
+
+@pytest.fixture(params=["seek", "defaults"])
+def seeking(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Pages sought by their sort key from the first row on (as beyond ``SEEK_FROM`` rows of a million runs), or
+    the thresholds as shipped (a small store: the plain OFFSET)."""
+    if request.param == "seek":
+        monkeypatch.setattr(queries, "SEEK_FROM", 0)
+        monkeypatch.setattr(queries, "SORT_AT_MOST", 0)
+    return request.param == "seek"
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [{}, {"tiers": ["full"]}, {"models": ["toy-mlp-wide"], "statuses": ["ok"]}, {"run_ids": "every third"}],
+    ids=["all", "tier", "model-and-status", "run-ids"],
+)
+@pytest.mark.parametrize("size", [5, 14, 100])
+def test_runs_page_gives_the_rows_of_the_plain_offset(tied_db: Path, seeking: bool, filters: dict, size: int) -> None:
+    """First, middle and last pages (ties across page boundaries) are the rows, in the order, that ORDER BY ...
+    LIMIT ... OFFSET gives, and that a sort in Python gives; a page past the end is empty."""
+    if filters.get("run_ids") == "every third":
+        filters = {"run_ids": sorted_ids(tied_db)[::3]}
+    expected = sorted_ids(tied_db, **filters)
+    total = queries.runs_count(tied_db, **filters)
+    assert total == len(expected) > 0
+    pages = -(-total // size)
+    for page in sorted({1, 2, (pages + 1) // 2, pages - 1, pages} - {0}):
+        offset = (page - 1) * size
+        plain = queries.runs(tied_db, **filters, limit=size, offset=offset)["run_id"].tolist()
+        found = queries.runs_page(tied_db, page, total, size, **filters)
+        assert found["run_id"].tolist() == plain == expected[offset : offset + size], (page, total)
+        assert found.equals(queries.runs(tied_db, **filters, limit=size, offset=offset))  # every column, too
+    assert queries.runs_page(tied_db, pages + 1, total, size, **filters).empty
+
+
+def test_the_seek_is_taken_and_checked(tied_db: Path, seeking: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forced, a deep page is sought (a top-n over the rows finishing at or before its first row's time); a wrong
+    total, or runs without finished_at (sorted last), cost the seek, never the rows."""
+    where, params = queries._runs_where((), (), (), (), (), None, None)
+    sql, _ = queries._page_rows(tied_db, where, params, 53, 5, 30)
+    assert ("finished_at <= ?" in sql) == seeking
+    expected = sorted_ids(tied_db)
+    assert queries.runs_page(tied_db, 7, 40, 5)["run_id"].tolist() == expected[30:35]  # total 40, not 53
+    assert queries.runs_page(tied_db, 7, 10**6, 5)["run_id"].tolist() == expected[30:35]
+
+
+def test_runs_without_finished_at_page_as_offset_does(tmp_path: Path, seeking: bool) -> None:
+    records = [make_record(seed=seed, finished_at=f"2026-01-0{1 + seed % 3}T00:00:00Z") for seed in range(20)]
+    db = tmp_path / "harness.duckdb"
+    store.build_database(records, store.Tables(), db)
+    with duckdb.connect(str(db)) as con:  # no record lacks it; a store edited by hand might
+        con.execute("UPDATE runs SET finished_at = NULL WHERE seed IN (3, 4, 5)")
+    for page in (1, 2, 3, 4):
+        found = queries.runs_page(db, page, 20, 6)["run_id"].tolist()
+        assert found == queries.runs(db, limit=6, offset=(page - 1) * 6)["run_id"].tolist()
+    assert queries.runs(db)["run_id"].tolist()[-3:] == [f"toy-paper.toy-mlp.full.digits.test.s{s}" for s in (3, 4, 5)]
+
+
+def test_runs_page_of_a_claims_runs(leaderboard_db: Path, seeking: bool) -> None:
+    claim = (TOY, "mlp-accuracy")
+    expected = queries.runs(leaderboard_db, claim=claim)["run_id"].tolist()
+    pages = [queries.runs_page(leaderboard_db, page, 3, 2, claim=claim)["run_id"].tolist() for page in (1, 2)]
+    assert pages == [expected[:2], expected[2:]]
