@@ -9,8 +9,9 @@
   they count ``</S>`` and ``<S>`` as predicted tokens and ``<unk>`` as one word, so they are this tier's own measure
   (the config's ``protocol``), not ``debian-lm``'s word-level perplexity.
 - :class:`ClassifierSystem` (stage b): the task model of ``classifier.py`` with or without ELMo (the biLM frozen,
-  loaded from stage a), cross-entropy plus ELMo's ``lambda ||w||^2``, Adam. Test: ``accuracy`` and ``error`` in
-  percent, the predictions kept for ``harness rescore``.
+  loaded from stage a; its layers of each training text computed once, ``model.Elmo.cache``), cross-entropy plus
+  ELMo's ``lambda ||w||^2``, Adam. Test: ``accuracy`` and ``error`` in percent, the predictions kept for
+  ``harness rescore``.
 """
 
 from __future__ import annotations
@@ -82,10 +83,14 @@ class BiLMSystem(pl.LightningModule):
 
 
 class ClassifierSystem(pl.LightningModule):
-    def __init__(self, model: str = "elmo-budget-task-elmo", num_classes: int = 45, lr: float = 1e-3) -> None:
+    def __init__(
+        self, model: str = "elmo-budget-task-elmo", num_classes: int = 45, lr: float = 1e-2, cache_elmo: bool = True
+    ) -> None:
         super().__init__()
         self.save_hyperparameters()
         self.model = budget_classifier(model, num_classes)
+        if cache_elmo and self.model.input.elmo is not None:
+            self.model.input.elmo.cache = {}  # the frozen biLM's layers of each training gloss, computed once
         self.test_metrics = nn.ModuleList()
 
     def forward(self, chars: torch.Tensor, words: torch.Tensor) -> torch.Tensor:

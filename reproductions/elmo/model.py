@@ -222,6 +222,10 @@ class Elmo(nn.Module):
     ``forward(chars)`` -> a list of ``n_mixes`` tensors ``(B, N, 2P)`` for the N words between ``<S>`` and ``</S>``, and
     the word mask ``(B, N)``; :meth:`penalty` sums the mixes' ``lambda ||w||^2``. The biLM stays in eval mode (no
     dropout) and gets no gradient, whatever mode the task model is in.
+
+    ``cache`` (a dict, or ``None``: off) keeps each training sentence's biLM layers: frozen and without dropout, the
+    biLM gives a sentence the same layers every epoch, so a task model trained for many epochs on few examples (the
+    budget tier) computes them once. Only while training: test sets are read once, and would only fill memory.
     """
 
     def __init__(
@@ -238,12 +242,35 @@ class Elmo(nn.Module):
         n_layers = len(bilm.forward_lstms) + 1
         self.mixes = nn.ModuleList(ScalarMix(n_layers, layer_norm, l2, top_only) for _ in range(n_mixes))
         self.dropout = nn.Dropout(dropout)
+        self.cache: dict[bytes, torch.Tensor] | None = None
 
     def forward(self, chars: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
         self.bilm.eval()
         with torch.no_grad():
-            layers, mask = strip_boundaries(self.bilm(chars), char_mask(chars))
+            if self.cache is not None and self.training:
+                layers, mask = self._cached_layers(chars)
+            else:
+                layers, mask = strip_boundaries(self.bilm(chars), char_mask(chars))
         return [self.dropout(mix(layers, mask)) for mix in self.mixes], mask
+
+    def _cached_layers(self, chars: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:func:`strip_boundaries` of the biLM's layers, each sentence's ``(L + 1, n, D)`` computed once (the
+        sentences not seen yet, as one batch) and kept in :attr:`cache` under its character ids."""
+        lengths = char_mask(chars).sum(dim=1)  # words + 2
+        keys = [chars[b, : int(n)].cpu().numpy().tobytes() for b, n in enumerate(lengths)]
+        new = [b for b, key in enumerate(keys) if key not in self.cache]
+        if new:
+            width = int(lengths[new].max())
+            layers, inner = strip_boundaries(self.bilm(chars[new, :width]), char_mask(chars[new, :width]))
+            for row, b in enumerate(new):
+                self.cache[keys[b]] = layers[row, :, : int(inner[row].sum())].clone()
+        words = lengths - 2
+        shape = (len(keys), len(self.bilm.forward_lstms) + 1, chars.shape[1] - 2, self.cache[keys[0]].shape[-1])
+        out = chars.new_zeros(shape, dtype=torch.float)  # (B, L + 1, N, D)
+        for b, key in enumerate(keys):
+            out[b, :, : int(words[b])] = self.cache[key]
+        mask = torch.arange(chars.shape[1] - 2, device=chars.device)[None, :] < words[:, None]
+        return out, mask
 
     def penalty(self) -> torch.Tensor:
         return sum((mix.penalty() for mix in self.mixes), torch.zeros(()))

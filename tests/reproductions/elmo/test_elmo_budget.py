@@ -166,3 +166,23 @@ def test_the_chain_runs_and_the_task_model_holds_the_trained_bilm(
     }
     assert bilm.keys() == held.keys() and all(torch.equal(bilm[n], held[n]) for n in bilm)  # loaded, then frozen
     assert task["artifacts"]["predictions"].startswith(f"artifacts/{task['run_id']}/")
+
+
+def test_elmo_cache_gives_the_layers_of_a_plain_pass_and_computes_each_sentence_once() -> None:
+    torch.manual_seed(0)
+    classifier = budget_classifier("elmo-budget-task-elmo", 5)
+    elmo = classifier.input.elmo
+    elmo.mixes[0].weights.data = torch.tensor([0.3, -0.2, 0.5])
+    elmo.dropout.p = 0.0
+    chars, _ = encode_texts(["a short one", "a somewhat longer sentence than that", "x"])
+    elmo.train()
+    (plain,), mask = elmo(chars)
+    elmo.cache = {}
+    (first,), cached_mask = elmo(chars[[1, 0]])  # another batch: other order, other padding
+    assert len(elmo.cache) == 2 and torch.equal(cached_mask, mask[[1, 0]])
+    (again,), _ = elmo(chars)
+    assert len(elmo.cache) == 3
+    assert torch.allclose(again, plain, atol=1e-6) and torch.allclose(first, plain[[1, 0]], atol=1e-6)
+    elmo.eval()
+    elmo(encode_texts(["not kept at test time"])[0])
+    assert len(elmo.cache) == 3
