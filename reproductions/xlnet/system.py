@@ -26,6 +26,7 @@ Batches: pre-training ``(ids (B, T),)``; test ``(inputs (B, T+1), word ends (B, 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytorch_lightning as pl
@@ -36,6 +37,7 @@ from torch import nn
 from harness.errors import HarnessError
 from reproductions.xlnet.heads import SequenceHead, SpanHead
 from reproductions.xlnet.model import SIZES, XLNetLM, language_model
+from reproductions.xlnet.weights import load_backbone
 from tasks.debian_corpora.metric import TokenPerplexity
 from tasks.imagenet.metric import accuracy_error_metrics as classification_metrics
 
@@ -107,14 +109,29 @@ def left_to_right_inputs(length: int, device: torch.device) -> tuple[torch.Tenso
     return perm, torch.eye(length + 1, device=device)[1:]
 
 
-def adam_linear(module: nn.Module, lr: float, warmup: float, weight_decay: float, trainer: pl.Trainer) -> dict:
+def layer_rates(module: nn.Module, decay: float) -> dict[str, float]:
+    """Appendix A.4.2's layer-wise decay: a tensor of layer ``m`` (of ``L``, from 1) learns at ``decay^(L - m)`` of
+    the rate; the embeddings, the heads and everything outside the layers at the full rate (the release's rule of
+    which variables decay)."""
+    layer = re.compile(r"(?:^|\.)transformer\.layer\.(\d+)\.")
+    found = {name: layer.search(name) for name, _ in module.named_parameters()}
+    top = max((int(m[1]) for m in found.values() if m), default=-1)
+    return {name: decay ** (top - int(m[1])) if m else 1.0 for name, m in found.items()}
+
+
+def adam_linear(
+    module: nn.Module, lr: float, warmup: float, weight_decay: float, trainer: pl.Trainer, layer_decay: float = 1.0
+) -> dict:
     """AdamW (epsilon 1e-6; decay on matrices only) with linear warm-up over ``warmup`` of training, then linear
-    decay to 0 (Tables 7 and 8)."""
+    decay to 0 (Tables 7 and 8); ``layer_decay`` < 1 scales each layer's rate (:func:`layer_rates`)."""
     total = max(1, int(trainer.estimated_stepping_batches))
-    decay = [p for p in module.parameters() if p.ndim >= 2]
-    rest = [p for p in module.parameters() if p.ndim < 2]
-    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}]
-    opt = torch.optim.AdamW(groups, lr=lr, eps=1e-6)
+    rates = layer_rates(module, layer_decay)
+    groups: dict[tuple[bool, float], list[nn.Parameter]] = {}
+    for name, p in module.named_parameters():
+        groups.setdefault((p.ndim >= 2, rates[name]), []).append(p)
+    params = [{"params": ps, "weight_decay": weight_decay if matrix else 0.0, "lr": lr * rate}
+              for (matrix, rate), ps in sorted(groups.items(), key=lambda kv: (not kv[0][0], -kv[0][1]))]  # fmt: skip
+    opt = torch.optim.AdamW(params, lr=lr, eps=1e-6)
     steps = max(1, int(warmup * total))
 
     def schedule(step: int) -> float:
@@ -215,9 +232,10 @@ class XLNetPretrainSystem(pl.LightningModule):
         return adam_linear(self, hp.lr, hp.warmup, hp.weight_decay, self.trainer)
 
 
-def task_metrics(task: str, classes: int) -> list[nn.Module]:
+def task_metrics(task: str, classes: int, loaders: int = 1) -> list[nn.Module]:
     """The test metrics of each test loader of ``task``, each keeping its predictions in the task's format: GLUE's
-    (``glue-mnli``: matched, then mismatched), RACE's answer accuracy, or accuracy / error."""
+    (``glue-mnli``: matched, then mismatched), RACE's answer accuracy (one per loader: ``race-m``, ``race-h``,
+    ``race``), or accuracy / error."""
     if task.startswith("glue-"):
         from tasks.glue.data import dev_tasks
         from tasks.glue.metric import glue_metrics
@@ -226,7 +244,7 @@ def task_metrics(task: str, classes: int) -> list[nn.Module]:
     if task.startswith("race"):
         from tasks.text_data import AnswerAccuracy
 
-        return [AnswerAccuracy()]
+        return [AnswerAccuracy() for _ in range(loaders)]
     return [classification_metrics(classes)]
 
 
@@ -243,6 +261,11 @@ def unpack(batch: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.
     return ids, mask, segments, labels
 
 
+def last_index(mask: torch.Tensor) -> torch.Tensor:
+    """``(B,)`` the position of each row's last real token (``<cls>``), padded on the left (the release) or right."""
+    return mask.shape[-1] - 1 - mask.flip(-1).argmax(-1)
+
+
 def segments_from_sep(ids: torch.Tensor, sep: int) -> torch.Tensor:
     """Segment ids of ``A <sep> B <sep> <cls>``: the number of ``<sep>`` strictly before each position."""
     is_sep = (ids == sep).long()
@@ -253,7 +276,9 @@ class XLNetTaskSystem(pl.LightningModule):
     """Fine-tuning the XLNet ``model`` with a sequence head: ``kind`` ``classification`` (``classes`` logits),
     ``regression`` (one score, squared error: STS-B) or ``multiple_choice`` (one logit per option: RACE); the
     summary reads ``<cls>``, the last real token. ``task``: the evaluated task id (its metrics); ``sep_id``: the
-    ``<sep>`` id GLUE's segments are counted from."""
+    ``<sep>`` id GLUE's segments are counted from; ``checkpoint``: pre-trained weights of the backbone (the released
+    ones converted by ``python -m reproductions.xlnet.weights``) loaded before fine-tuning; ``layer_decay``: Appendix
+    A.4.2's layer-wise rate decay."""
 
     def __init__(
         self,
@@ -265,12 +290,16 @@ class XLNetTaskSystem(pl.LightningModule):
         warmup: float = 0.1,
         weight_decay: float = 0.01,
         sep_id: int = 4,
+        layer_decay: float = 1.0,
+        checkpoint: str | None = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
         if kind not in KINDS:
             raise HarnessError(f"kind is one of {', '.join(KINDS)}; got {kind!r}")
         self.model = language_model(size_of(model), mem_len=0)
+        if checkpoint is not None:
+            load_backbone(self.model, checkpoint)
         c = self.model.config
         self.head = SequenceHead(c.dim, 1 if kind != "classification" else classes, c.dropout)
 
@@ -280,7 +309,7 @@ class XLNetTaskSystem(pl.LightningModule):
         ids, mask = ids.reshape(-1, shape[-1]), mask.reshape(-1, shape[-1])
         segments = segments_from_sep(ids, self.hparams.sep_id) if segments is None else segments.reshape(ids.shape)
         h = self.model.transformer(ids, token_type_ids=segments, attention_mask=mask).h
-        out = self.head(h, mask.sum(1) - 1)  # <cls>, the last real token
+        out = self.head(h, last_index(mask))  # <cls>, the last real token
         if self.hparams.kind == "multiple_choice":
             return out.view(shape[0], shape[1])
         return out[:, 0] if self.hparams.kind == "regression" else out
@@ -293,7 +322,7 @@ class XLNetTaskSystem(pl.LightningModule):
         return loss
 
     def on_test_start(self) -> None:
-        metrics = task_metrics(self.hparams.task, self.hparams.classes)
+        metrics = task_metrics(self.hparams.task, self.hparams.classes, len(self.trainer.num_test_batches))
         self.test_metrics = nn.ModuleList(metrics).to(self.device)
 
     def test_step(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None:
@@ -311,21 +340,25 @@ class XLNetTaskSystem(pl.LightningModule):
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams
-        return adam_linear(self, hp.lr, hp.warmup, hp.weight_decay, self.trainer)
+        return adam_linear(self, hp.lr, hp.warmup, hp.weight_decay, self.trainer, hp.layer_decay)
 
 
 class XLNetSquadSystem(pl.LightningModule):
     """Fine-tuning the XLNet ``model`` with the SQuAD span head (:class:`~reproductions.xlnet.heads.SpanHead`);
     ``version`` ``2.0`` adds the answerability loss and answers "" when the no-answer logit is positive. A
-    question's windows are consecutive in the loader; its best span over them is its answer."""
+    question's windows are consecutive in the loader; its best span over them is its answer. ``checkpoint`` and
+    ``layer_decay`` as :class:`XLNetTaskSystem`'s (Table 8: 0.75 for SQuAD)."""
 
     def __init__(
         self, model: str = "xlnet-budget", version: str = "1.1", lr: float = 3e-5, warmup: float = 0.1,
         weight_decay: float = 0.01, start_top: int = 5, end_top: int = 5, max_answer: int = 64,
+        layer_decay: float = 1.0, checkpoint: str | None = None,
     ) -> None:  # fmt: skip
         super().__init__()
         self.save_hyperparameters()
         self.model = language_model(size_of(model), mem_len=0)
+        if checkpoint is not None:
+            load_backbone(self.model, checkpoint)
         self.head = SpanHead(self.model.config.dim, self.model.config.dropout)
         self._pending: dict[str, tuple[float, str, float, int]] = {}  # qid -> best (score, text, p(no answer), example)
 
@@ -388,4 +421,4 @@ class XLNetSquadSystem(pl.LightningModule):
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams
-        return adam_linear(self, hp.lr, hp.warmup, hp.weight_decay, self.trainer)
+        return adam_linear(self, hp.lr, hp.warmup, hp.weight_decay, self.trainer, hp.layer_decay)

@@ -26,8 +26,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 
 from harness.errors import HarnessError
+from nets.weights import read_state
 from reproductions.xlnet.model import XLNetConfig
 
 ROOT = "model/transformer/"
@@ -124,6 +126,15 @@ def convert(dump: str | Path, config: str | Path, out: str | Path) -> Path:
         raise HarnessError(f"{dump}: weights do not fit the config {config}: {exc}") from exc
     save_file(state, str(out))
     return Path(out)
+
+
+def load_backbone(model: nn.Module, path: str | Path) -> None:
+    """Every tensor of ``model`` (an :class:`XLNetLM`) from ``path``: :func:`convert`'s output (or a state dict of the
+    same names, a system's ``model.`` prefix dropped). A missing, extra or mis-shaped tensor is one error naming the
+    file and the first such tensor (``harness.checkpoints.load_into``)."""
+    from harness.checkpoints import load_into
+
+    load_into(model, read_state(path), None, f"{path} (XLNet weights)")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,9 +1,12 @@
 """The converter of XLNet's released TF checkpoint, on a NumPy dump in the checkpoint's variable layout (names,
-shapes, stacked per-layer biases, ``(in, out)`` dense kernels) that the test writes from a small random model."""
+shapes, stacked per-layer biases, ``(in, out)`` dense kernels) that the test writes from a small random model; its
+output loaded into every fine-tuning system (``checkpoint``), and the layer-wise rate decay of Table 8."""
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +15,8 @@ import torch
 
 from harness.errors import HarnessError
 from nets.weights import read_state
-from reproductions.xlnet.model import XLNetConfig, XLNetLM
+from reproductions.xlnet.model import SIZES, XLNetConfig, XLNetLM
+from reproductions.xlnet.system import XLNetSquadSystem, XLNetTaskSystem, adam_linear, layer_rates
 from reproductions.xlnet.weights import config_from_json, convert
 
 SMALL = XLNetConfig(vocab=40, dim=16, layers=2, heads=2, head_dim=8, inner=32)
@@ -86,3 +90,86 @@ def test_wrong_shape_names_the_dump(tmp_path: Path) -> None:
     np.savez(dump, **arrays)
     with pytest.raises(HarnessError, match="dump.npz: weights do not fit"):
         convert(dump, config, tmp_path / "out.safetensors")
+
+
+# --- the converted weights in the fine-tuning systems (``checkpoint``) ---------------------------------------------
+
+TINY = "xlnet-tiny"  # SMALL registered as a size for these tests only
+SYSTEMS = {
+    "glue-classification": (XLNetTaskSystem, {"task": "glue-rte", "kind": "classification", "classes": 2}),
+    "glue-regression": (XLNetTaskSystem, {"task": "glue-stsb", "kind": "regression", "classes": 1}),
+    "race": (XLNetTaskSystem, {"task": "race", "kind": "multiple_choice", "classes": 4}),
+    "text-classification": (XLNetTaskSystem, {"task": "yelp-5", "kind": "classification", "classes": 5}),
+    "squad-v1.1": (XLNetSquadSystem, {"version": "1.1"}),
+    "squad-v2.0": (XLNetSquadSystem, {"version": "2.0", "layer_decay": 0.75}),
+}
+
+
+@pytest.fixture
+def tiny_size(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setitem(SIZES, TINY, SMALL)
+    return TINY
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> tuple[XLNetLM, Path]:
+    """A random SMALL model and its converter output (``convert`` on a dump in the release's layout)."""
+    torch.manual_seed(1)
+    source = XLNetLM(SMALL)
+    folder = tmp_path_factory.mktemp("released")
+    return source, convert(*write_release(folder, source), folder / "xlnet-small.safetensors")
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_converted_weights_load_into_each_fine_tuning_system(name: str, tiny_size: str, released) -> None:  # noqa: ANN001
+    source, path = released
+    cls, kwargs = SYSTEMS[name]
+    system = cls(model=tiny_size, checkpoint=str(path), **kwargs)
+    assert system.hparams.checkpoint == str(path)
+    got = system.model.state_dict()
+    for key, value in source.state_dict().items():
+        torch.testing.assert_close(got[key], value, rtol=0, atol=0, msg=key)
+    untouched = cls(model=tiny_size, **kwargs).model.state_dict()  # without checkpoint: a fresh initialisation
+    assert not torch.equal(untouched["transformer.word_embedding.weight"], source.transformer.word_embedding.weight)
+
+
+def test_weights_of_another_shape_are_one_line_naming_file_and_tensor(tiny_size: str, tmp_path: Path) -> None:
+    wider = XLNetLM(replace(SMALL, inner=48))
+    path = convert(*write_release(tmp_path, wider), tmp_path / "wider.safetensors")
+    with pytest.raises(HarnessError) as caught:
+        XLNetTaskSystem(model=tiny_size, task="glue-rte", checkpoint=str(path))
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"{path} (XLNet weights): tensor ")
+    assert re.search(
+        r"tensor 'transformer\.layer\.0\.ff\.layer_1\.\w+' has shape \(48\b.* in the checkpoint, \(32\b", message
+    )
+
+
+def test_weights_missing_a_tensor_name_it(tiny_size: str, released, tmp_path: Path) -> None:  # noqa: ANN001
+    from safetensors.torch import save_file
+
+    state = read_state(released[1])
+    del state["transformer.layer.1.rel_attn.r_s_bias"]
+    save_file(state, str(tmp_path / "partial.safetensors"))
+    with pytest.raises(
+        HarnessError, match=r"partial.safetensors \(XLNet weights\): has no tensor 'transformer\.layer\.1"
+    ):
+        XLNetSquadSystem(model=tiny_size, checkpoint=str(tmp_path / "partial.safetensors"))
+
+
+def test_layer_wise_decay_scales_each_layers_rate(tiny_size: str) -> None:
+    system = XLNetSquadSystem(model=tiny_size, layer_decay=0.5)
+    rates = layer_rates(system, 0.5)
+    assert rates["model.transformer.layer.1.rel_attn.q"] == 1.0  # the top layer: the full rate
+    assert rates["model.transformer.layer.0.ff.layer_1.weight"] == 0.5  # one layer down: 0.5^1
+    assert rates["model.transformer.word_embedding.weight"] == rates["head.start.weight"] == 1.0
+
+    class Trainer:
+        estimated_stepping_batches = 10
+
+    optimizer = adam_linear(system, 1e-3, 0.1, 0.01, Trainer(), layer_decay=0.5)["optimizer"]
+    lrs = {id(p): group["initial_lr"] for group in optimizer.param_groups for p in group["params"]}
+    named = dict(system.named_parameters())
+    assert lrs[id(named["model.transformer.layer.0.rel_attn.q"])] == pytest.approx(5e-4)
+    assert lrs[id(named["model.transformer.layer.1.rel_attn.q"])] == pytest.approx(1e-3)
+    assert len(lrs) == len(named)
