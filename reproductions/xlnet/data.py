@@ -14,6 +14,13 @@
   piece log-probabilities, so the record's perplexity is ``debian-lm``'s word-level perplexity.
 - **Fine-tuning** (:class:`XLNetTextDataModule`): a few-label ``wordnet-lexname`` or ``fortune-category`` subset,
   each text as ``text <sep> <cls>`` with segment ids (``<cls>`` its own segment, as the release's ``SEG_ID_CLS``).
+- **The paper's tasks** (GLUE, RACE, SQuAD, the text classification sets of Table 4): the budget SentencePiece model
+  of ``spm_root``, or with ``spiece`` the released ``spiece.model`` (32,000 pieces; ``<unk>`` 0, ``<s>`` 1, ``</s>``
+  2, control symbols ``<cls>`` 3, ``<sep>`` 4, ``<pad>`` 5, ``<mask>`` 6, ``<eod>`` 7, ``<eop>`` 8 user-defined),
+  read through :func:`tasks.tokenizers.load_tokenizer` under :data:`~tasks.tokenizers.XLNET_TEMPLATE`. Sequences
+  are ``A <sep> [B <sep>] <cls>`` (segments 0, 1, and 2 for ``<cls>``) padded on the left, as the release pads
+  (:func:`left_aligned`): ``<cls>`` is the last position of every row. With the released model the texts are
+  cleaned as the release cleans them first (:func:`release_text`).
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +45,12 @@ from tasks.debian_corpora.score import EOS
 from tasks.debian_corpora.tokenize import UNK, tokenize
 from tasks.glue.data import GlueDataModule
 from tasks.squad.data import SquadDataModule
+from tasks.text_classification.data import TextClassificationDataModule
 from tasks.text_data import TextTaskDataModule
 from tasks.tokenizers import XLNET_TEMPLATE, Tokenizer, load_tokenizer, register, save_tokenizer
 
 CONTROL = ("<cls>", "<sep>")
+RELEASED_VOCAB = 32000  # the released spiece.model's pieces (xlnet_config.json's n_token)
 
 
 def prepare_text(root: Path) -> None:
@@ -282,83 +293,189 @@ def prepare_smoke_task(root: Path, task: str, spm_root: str | Path) -> None:
         raise HarnessError(f"no smoke copy of task {task!r}")
 
 
+def release_text(text: str) -> str:
+    """A text as the release cleans it before SentencePiece (``prepro_utils.preprocess_text`` with the cased model's
+    defaults, read for facts): white space runs as one space, two back-ticks and two single quotes as a double
+    quote, accents removed (NFKD, combining marks dropped); IMDb's ``<br />`` as a space (the release's IMDb reader)."""
+    text = " ".join(text.replace("<br />", " ").split()).replace("``", '"').replace("''", '"')
+    return "".join(char for char in unicodedata.normalize("NFKD", text) if not unicodedata.combining(char))
+
+
+def left_aligned(batch: dict[str, Any]) -> dict[str, Any]:
+    """The release's left padding: every ``(N, T, ...)`` tensor of a right-padded batch rolled, row by row, by its
+    number of padding positions, so each row's last token (``<cls>``) is at ``T - 1``. The output of a masked XLNet
+    does not depend on the side (relative positions; padded keys are masked): the layout is the release's."""
+    mask = batch["attention_mask"]
+    width = mask.shape[-1]
+    shift = width - mask.sum(-1)  # (N,)
+    source = (torch.arange(width, device=mask.device) - shift[:, None]) % width  # (N, T): position j takes j - shift
+    out = dict(batch)
+    for key, value in batch.items():
+        if torch.is_tensor(value) and value.shape[:2] == mask.shape:
+            index = source.view(*source.shape, *[1] * (value.ndim - 2)).expand_as(value)
+            out[key] = value.gather(1, index)
+    return out
+
+
+class LeftAligned:
+    """A collate function whose batches are :func:`left_aligned`."""
+
+    def __init__(self, collate: Callable[..., dict[str, Any]]) -> None:
+        self.collate = collate
+
+    def __call__(self, examples: Any) -> dict[str, Any]:
+        return left_aligned(self.collate(examples))
+
+
 class PairEncoder:
     """``encode(text_a, text_b)`` -> XLNet's ``A <sep> [B <sep>] <cls>`` ids, the texts cut (longest first) so the
-    whole fits ``max_length`` and ``<cls>`` stays last."""
+    whole fits ``max_length`` and ``<cls>`` stays last; ``clean`` applied to each text first."""
 
-    def __init__(self, tokenizer: Tokenizer, max_length: int) -> None:
-        self.tokenizer, self.max_length = tokenizer, max_length
-        self.pad_token_id = 0
+    def __init__(self, tokenizer: Tokenizer, max_length: int, clean: Callable[[str], str] | None = None) -> None:
+        self.tokenizer, self.max_length, self.clean = tokenizer, max_length, clean or (lambda text: text)
+        self.pad_token_id = 0  # the release pads with id 0 (its mask hides it)
 
     def __call__(self, text_a: str, text_b: str | None = None) -> list[int]:
-        parts = [self.tokenizer.encode(text, special_tokens=False) for text in (text_a, text_b) if text is not None]
+        texts = [self.clean(text) for text in (text_a, text_b) if text is not None]
+        parts = [self.tokenizer.encode(text, special_tokens=False) for text in texts]
         return self.tokenizer.layout(self.tokenizer.truncated(parts, self.max_length)).ids
 
 
+class TextInputs:
+    """Texts -> ``text <sep> <cls>`` (Table 4's documents, cut to ``max_length``), left-padded:
+    ``{"input_ids", "attention_mask", "token_type_ids", "offsets"}`` ``(N, T)``."""
+
+    def __init__(self, tokenizer: Tokenizer, max_length: int, clean: Callable[[str], str] | None = None) -> None:
+        self.tokenizer, self.max_length, self.clean = tokenizer, max_length, clean or (lambda text: text)
+
+    def __call__(self, texts: list[str]) -> dict[str, torch.Tensor]:
+        cleaned = [self.clean(text) for text in texts]
+        return left_aligned(self.tokenizer.encode_batch(cleaned, max_length=self.max_length))
+
+
 class ChoiceInputs:
-    """RACE's columns -> one ``"<context> <question>" <sep> option <sep> <cls>`` sequence per option:
+    """RACE's columns -> one ``"<context> <question>" <sep> option <sep> <cls>`` sequence per option, left-padded:
     ``{"input_ids", "attention_mask", "token_type_ids"}`` ``(N, K, T)``."""
 
-    def __init__(self, tokenizer: Tokenizer, max_length: int) -> None:
-        self.tokenizer, self.max_length = tokenizer, max_length
+    def __init__(self, tokenizer: Tokenizer, max_length: int, clean: Callable[[str], str] | None = None) -> None:
+        self.tokenizer, self.max_length, self.clean = tokenizer, max_length, clean or (lambda text: text)
 
     def __call__(self, contexts: list[str], questions: list[str], options: list[list[str]]) -> dict[str, torch.Tensor]:
-        firsts = [f"{c} {q}".strip() for c, q, row in zip(contexts, questions, options, strict=True) for _ in row]
-        pairs = [option for row in options for option in row]
-        batch = self.tokenizer.encode_batch(firsts, pairs=pairs, max_length=self.max_length)
+        rows = zip(contexts, questions, options, strict=True)
+        firsts = [self.clean(f"{c} {q}".strip()) for c, q, row in rows for _ in row]
+        pairs = [self.clean(option) for row in options for option in row]
+        batch = left_aligned(self.tokenizer.encode_batch(firsts, pairs=pairs, max_length=self.max_length))
         shape = (len(options), len(options[0]))
         return {key: batch[key].reshape(*shape, -1) for key in ("input_ids", "attention_mask", "token_type_ids")}
 
 
-def _with_tokenizer(module: Any, spm_root: str | Path, vocab: int) -> Tokenizer:
-    """The SentencePiece model of ``spm_root``, registered with ``module``'s records and hashed into its data."""
-    tokenizer = spm_tokenizer(spm_root, vocab)
+def released_tokenizer(spiece: str | Path, vocab: int = RELEASED_VOCAB) -> Tokenizer:
+    """The released ``spiece.model`` under XLNet's layout; its pieces must be the model's ``vocab``."""
+    tokenizer = load_tokenizer(spiece, template=XLNET_TEMPLATE)
+    if tokenizer.vocab_size != vocab:
+        raise HarnessError(f"{spiece}: {tokenizer.vocab_size} pieces; the model has {vocab}")
+    return tokenizer
+
+
+def _with_tokenizer(
+    module: Any, spm_root: str | Path | None, vocab: int, spiece: str | Path | None = None
+) -> Tokenizer:
+    """The released ``spiece`` (when given) or the SentencePiece model of ``spm_root``, registered with ``module``'s
+    records and hashed into its data."""
+    if spiece is None and spm_root is None:
+        raise HarnessError(f"{type(module).__name__}: give spiece (the released spiece.model) or spm_root")
+    tokenizer = released_tokenizer(spiece, vocab) if spiece is not None else spm_tokenizer(spm_root, vocab)
     register(module, tokenizer)
     module.data_hash = hashlib.sha256(f"{module.data_hash}\n{tokenizer.digest}".encode()).hexdigest()
     return tokenizer
 
 
-class XLNetGlueDataModule(GlueDataModule):
-    """A GLUE task (``tasks.glue``) encoded by :class:`PairEncoder` with the SentencePiece model kept under
-    ``spm_root`` (``vocab`` pieces)."""
+def _cleaner(spiece: str | Path | None) -> Callable[[str], str] | None:
+    return release_text if spiece is not None else None
 
-    def __init__(self, data_root: str | Path, task: str, spm_root: str | Path, vocab: int = 4000,
-                 max_length: int = 128, batch_size: int = 32) -> None:  # fmt: skip
+
+class XLNetGlueDataModule(GlueDataModule):
+    """A GLUE task (``tasks.glue``) encoded by :class:`PairEncoder`, left-padded, with the released ``spiece`` or
+    the SentencePiece model kept under ``spm_root`` (``vocab`` pieces)."""
+
+    def __init__(self, data_root: str | Path, task: str, spm_root: str | Path | None = None, vocab: int = 4000,
+                 max_length: int = 128, batch_size: int = 32, spiece: str | Path | None = None) -> None:  # fmt: skip
         super().__init__(data_root, task, max_length=max_length, batch_size=batch_size)
-        self.spm_root, self.vocab = spm_root, vocab
+        self.spm_root, self.vocab, self.spiece = spm_root, vocab, spiece
 
     def setup(self, stage: str | None = None) -> None:
         if self._encode is None:
             super().setup(stage)
-            self._encode = PairEncoder(_with_tokenizer(self, self.spm_root, self.vocab), self.max_length)
+            tokenizer = _with_tokenizer(self, self.spm_root, self.vocab, self.spiece)
+            self._encode = PairEncoder(tokenizer, self.max_length, _cleaner(self.spiece))
+
+    def _loader(self, split: str, shuffle: bool) -> DataLoader:
+        loader = super()._loader(split, shuffle)
+        loader.collate_fn = LeftAligned(loader.collate_fn)
+        return loader
 
 
 class XLNetRaceDataModule(TextTaskDataModule):
-    """RACE (``tasks.multiple_choice``) encoded by :class:`ChoiceInputs` with the SentencePiece model of
-    ``spm_root``."""
+    """RACE (``tasks.multiple_choice``) encoded by :class:`ChoiceInputs` with the released ``spiece`` or the
+    SentencePiece model of ``spm_root``; trained on ``task``, tested on each of ``test_tasks`` (default ``task``;
+    e.g. ``race-m``, ``race-h``, ``race``: Table 2's three columns from one fine-tuning)."""
 
-    def __init__(self, data_root: str | Path, spm_root: str | Path, task: str = "race", vocab: int = 4000,
-                 max_length: int = 512, batch_size: int = 32) -> None:  # fmt: skip
+    def __init__(self, data_root: str | Path, spm_root: str | Path | None = None, task: str = "race", vocab: int = 4000,
+                 max_length: int = 512, batch_size: int = 32, spiece: str | Path | None = None,
+                 test_tasks: list[str] | None = None) -> None:  # fmt: skip
         super().__init__(task, data_root, batch_size=batch_size)
-        self.spm_root, self.vocab, self.max_length = spm_root, vocab, max_length
+        self.spm_root, self.vocab, self.max_length, self.spiece = spm_root, vocab, max_length, spiece
+        self.tests = [TextTaskDataModule(name, data_root, batch_size=batch_size) for name in test_tasks or []]
 
     def setup(self, stage: str | None = None) -> None:
         if self.data_hash is None:
             super().setup(stage)
-            self.tokenizer = ChoiceInputs(_with_tokenizer(self, self.spm_root, self.vocab), self.max_length)
+            for module in self.tests:
+                module.setup(stage)
+            if self.tests:
+                hashes = "\n".join(m.data_hash for m in (self, *self.tests))
+                self.data_hash = hashlib.sha256(hashes.encode()).hexdigest()
+            tokenizer = _with_tokenizer(self, self.spm_root, self.vocab, self.spiece)
+            self.tokenizer = ChoiceInputs(tokenizer, self.max_length, _cleaner(self.spiece))
+            for module in self.tests:
+                module.tokenizer = self.tokenizer
+
+    def test_dataloader(self) -> DataLoader | list[DataLoader]:
+        return [module.test_dataloader() for module in self.tests] if self.tests else super().test_dataloader()
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        return self.tests[dataloader_idx].scoring(0, folder) if self.tests else super().scoring(dataloader_idx, folder)
+
+
+class XLNetTextClassificationDataModule(TextClassificationDataModule):
+    """A text classification set of Table 4 (``tasks.text_classification``: ``imdb``, ``yelp-2``, ``yelp-5``,
+    ``dbpedia``, ``ag-news``, ``amazon-2``, ``amazon-5``) as ``text <sep> <cls>`` (:class:`TextInputs`), cut to
+    ``max_length`` pieces, with the released ``spiece`` or the SentencePiece model of ``spm_root``."""
+
+    def __init__(self, data_root: str | Path, dataset: str, spiece: str | Path | None = None,
+                 spm_root: str | Path | None = None, vocab: int = RELEASED_VOCAB, max_length: int = 512,
+                 batch_size: int = 32) -> None:  # fmt: skip
+        super().__init__(dataset, data_root, batch_size=batch_size)
+        self.spm_root, self.vocab, self.max_length, self.spiece = spm_root, vocab, max_length, spiece
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.train_examples is None:
+            super().setup(stage)
+            tokenizer = _with_tokenizer(self, self.spm_root, self.vocab, self.spiece)
+            self.tokenizer = TextInputs(tokenizer, self.max_length, _cleaner(self.spiece))
 
 
 class XLNetSquadDataModule(SquadDataModule):
-    """SQuAD 1.1 / 2.0 (``tasks.squad``: its windows, ``<cls> question <sep> context <sep>``) with the
-    SentencePiece model of ``spm_root`` as the tokenizer."""
+    """SQuAD 1.1 / 2.0 (``tasks.squad``: its windows, ``<cls> question <sep> context <sep>``) with the released
+    ``spiece`` or the SentencePiece model of ``spm_root`` as the tokenizer."""
 
-    def __init__(self, data_root: str | Path, spm_root: str | Path, version: str = "1.1", vocab: int = 4000,
-                 max_length: int = 512, doc_stride: int = 128, max_query_length: int = 64,
-                 batch_size: int = 48) -> None:  # fmt: skip
+    def __init__(self, data_root: str | Path, spm_root: str | Path | None = None, version: str = "1.1",
+                 vocab: int = 4000, max_length: int = 512, doc_stride: int = 128, max_query_length: int = 64,
+                 batch_size: int = 48, spiece: str | Path | None = None) -> None:  # fmt: skip
         super().__init__(data_root, version, None, max_length, doc_stride, batch_size, max_query_length)
-        self.spm_root, self.vocab = spm_root, vocab
+        self.spm_root, self.vocab, self.spiece = spm_root, vocab, spiece
 
     def setup(self, stage: str | None = None) -> None:
         if self._tokenize is None:
             super().setup(stage)
-            self._tokenize = _with_tokenizer(self, self.spm_root, self.vocab)
+            self._tokenize = _with_tokenizer(self, self.spm_root, self.vocab, self.spiece)
