@@ -15,6 +15,9 @@ d)`` shared otherwise), ``seg_embed`` ``(L, 2, n, d)``, ``layer_<i>/rel_attn/{q,
 ``layer_<i>/rel_attn/LayerNorm/{gamma,beta}``, ``layer_<i>/ff/layer_{1,2}/{kernel,bias}`` (kernels ``(in, out)``,
 transposed for ``nn.Linear``), ``layer_<i>/ff/LayerNorm/{gamma,beta}``; and ``model/lm_loss/bias`` ``(V,)`` (the
 LM's output weight is the tied embedding). Optimiser slots and ``global_step`` are ignored.
+
+No maintained reader of the TF checkpoint format installs without TensorFlow (README.md, "Reading the TF
+checkpoint"). The converted file is what the fine-tuning systems' ``checkpoint`` names (:func:`load_backbone`).
 """
 
 from __future__ import annotations
