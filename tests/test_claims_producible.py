@@ -89,8 +89,6 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "t3-*-uda-pyramidnet": "PyramidNet with ShakeDrop is not built",
         "b2-*-mixmatch-reimplementation": "the paper's own MixMatch re-implementation: not built",
         "t4-amazon-*": "Amazon-2 / Amazon-5: no data module",
-        "t4-*-bert-large*": "BERT large: nets.bert builds it, unregistered (its contract pass of 335M parameters is slow)",
-        "t4-*-bert-finetune-*": "BERT large further pre-trained on in-domain text: not built",
         "t4-*-pre-bert-sota": "the best pre-BERT results of other papers: not built",
         "t5-*": "ImageNet: no ImageNet-scale UDA data module (the image module holds its arrays in memory)",
     },

@@ -66,6 +66,8 @@ def check_forward_backward(spec: registry.ModelSpec) -> None:
 SLOW_MODELS = {
     "xlnet-large": "360 M parameters; xlnet-budget-* run the same code in the default suite",
     "xlnet-base": "117 M parameters and its embedding's 32,000 rows; xlnet-budget-* run the same code",
+    "uda-bert-large": "335 M parameters; uda-bert-base and uda-budget-text run the same code (nets.bert)",
+    "uda-bert-finetune": "BERT large again (another checkpoint of the same network)",
 }
 
 

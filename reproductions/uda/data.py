@@ -386,10 +386,14 @@ class TextUDADataModule(UDADataModule):
     """Few-label text classification with TF-IDF word replacement or back-translation on the unlabelled copies.
 
     Words (:func:`tasks.text_augment.words`) are numbered by hashing (:func:`hashed_ids`, ``vocab_size`` ids), so
-    no vocabulary file is needed. ``augment``: ``tfidf`` (:class:`tasks.text_augment.TfidfWordReplacement`, fitted
-    on the unlabelled texts, replacement probability ``tfidf_p``), ``backtranslation`` (paraphrases read from
-    ``paraphrases``, :class:`tasks.text_augment.Paraphrases`) or ``none``; ``augment_labelled`` applies it to the
-    labelled texts too (Table 2's supervised rows). Other arguments as
+    no vocabulary file is needed; or, with ``vocab`` (a released BERT ``vocab.txt``), each raw text is cut into
+    WordPieces (:func:`tasks.tokenizers.hf.bert_wordpiece`, ``lowercase`` for the uncased checkpoints) and laid out
+    ``[CLS] pieces [SEP]``, a longer text keeping its last ``max_tokens - 2`` pieces (the paper keeps the last 512
+    subwords, Appendix E.1); the run's records cite the tokenizer. ``augment``: ``tfidf``
+    (:class:`tasks.text_augment.TfidfWordReplacement`, fitted on the unlabelled texts' words, replacement probability
+    ``tfidf_p``; with WordPiece the replaced words are joined by spaces, lower-cased), ``backtranslation``
+    (paraphrases read from ``paraphrases``, :class:`tasks.text_augment.Paraphrases`) or ``none``; ``augment_labelled``
+    applies it to the labelled texts too (Table 2's supervised rows). Other arguments as
     :class:`ImageUDADataModule`'s; ``task`` is the dataset id the test split is scored as.
     """
 
@@ -410,12 +414,15 @@ class TextUDADataModule(UDADataModule):
         paraphrases: str | None = None,
         vocab_size: int = 8192,
         max_tokens: int = 64,
+        vocab: str | None = None,
+        lowercase: bool = True,
         test_size: int | None = None,
         eval_batch_size: int = 500,
         seed: int | None = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
+        self.tokenizer: Any = None
         if augment not in TEXT_AUGMENTS:
             raise HarnessError(f"augment must be one of {', '.join(TEXT_AUGMENTS)}; got {augment!r}")
         if augment == "backtranslation" and not paraphrases:
@@ -425,6 +432,25 @@ class TextUDADataModule(UDADataModule):
     def verify(self) -> None:
         for split in ("train", "test"):
             read_text_examples(self.hparams.task, self.hparams.data_root, split)
+        if self.hparams.vocab is not None:
+            from tasks.tokenizers.hf import read_vocab
+
+            read_vocab(self.hparams.vocab)
+
+    def _wordpiece(self) -> Any:
+        """The tokenizer of ``vocab``, cited in the run's records; [PAD] must be id 0 (the network's padding)."""
+        from tasks.tokenizers import register
+        from tasks.tokenizers.hf import bert_wordpiece
+
+        hp = self.hparams
+        tokenizer = bert_wordpiece(hp.vocab, hp.lowercase)
+        if tokenizer.pad_token_id != PAD or tokenizer.vocab_size > hp.vocab_size:
+            raise HarnessError(
+                f"{hp.vocab}: [PAD] is id {tokenizer.pad_token_id} (must be {PAD}) and {tokenizer.vocab_size} pieces "
+                f"(at most vocab_size {hp.vocab_size})"
+            )
+        register(self, tokenizer)
+        return tokenizer
 
     def setup(self, stage: str | None = None) -> None:
         if self.data_hash is not None:
@@ -434,6 +460,7 @@ class TextUDADataModule(UDADataModule):
         from tasks.text_augment import words
 
         hp = self.hparams
+        self.tokenizer = self._wordpiece() if hp.vocab is not None else None
         train = read_text_examples(hp.task, hp.data_root, "train")
         ids = [e.id for e in train]
         self.labelled_at = labelled_positions([e.label for e in train], ids, hp.per_class, hp.label_seed)
@@ -443,15 +470,16 @@ class TextUDADataModule(UDADataModule):
         self.train, self.words = train, {p: words(train[p].text) for p in {*self.labelled_at, *self.unlabelled_at}}
         self.augmenter = self._augmenter()
         test = read_text_examples(hp.task, hp.data_root, "test")[: hp.test_size]
-        self.test_inputs = pad_ids([hashed_ids(words(e.text), hp.vocab_size, hp.max_tokens) for e in test])
+        self.test_inputs = self.encode([e.text for e in test])
         self.test_labels, self.test_ids = torch.tensor([e.label for e in test]), [e.id for e in test]
         self.task, self.num_classes = hp.task, max(e.label for e in train) + 1
         self.num_labelled, self.num_unlabelled = len(self.labelled_at), len(self.unlabelled_at)
         listing = "".join(f"{ids[p]} {train[p].label}\n" for p in self.labelled_at) + f"unlabelled {self.unlabelled_at}"
+        listing += f" tokenizer {self.tokenizer.digest}" if self.tokenizer is not None else ""
         self.data_hash = hashlib.sha256(listing.encode()).hexdigest()
 
-    def _augmenter(self) -> Callable[[int, random.Random], list[str]] | None:
-        from tasks.text_augment import Paraphrases, TfidfWordReplacement, words
+    def _augmenter(self) -> Callable[[int, random.Random], str | list[str]] | None:
+        from tasks.text_augment import Paraphrases, TfidfWordReplacement
 
         hp = self.hparams
         if hp.augment == "tfidf":
@@ -466,24 +494,42 @@ class TextUDADataModule(UDADataModule):
         if hp.augment == "backtranslation":
             table = Paraphrases(hp.paraphrases)
 
-            def paraphrase(position: int, rng: random.Random) -> list[str]:
+            def paraphrase(position: int, rng: random.Random) -> str:
                 table.rng = rng
-                return words(table(self.train[position].id, self.train[position].text))
+                return table(self.train[position].id, self.train[position].text)
 
             return paraphrase
         return None
 
-    def encode(self, rows: Sequence[Sequence[str]]) -> torch.Tensor:
-        return pad_ids([hashed_ids(r, self.hparams.vocab_size, self.hparams.max_tokens) for r in rows])
+    def row(self, position: int) -> str | list[str]:
+        """A training text as :meth:`encode` takes it: its words (hashed ids) or its raw text (WordPiece)."""
+        return self.train[position].text if self.tokenizer is not None else self.words[position]
+
+    def encode(self, rows: Sequence[str | Sequence[str]]) -> torch.Tensor:
+        """Token ids ``(N, T)``, padded with 0, of texts (``str``) or word lists (TF-IDF's output)."""
+        from tasks.text_augment import words
+
+        hp = self.hparams
+        if self.tokenizer is None:
+            return pad_ids(
+                [hashed_ids(words(r) if isinstance(r, str) else r, hp.vocab_size, hp.max_tokens) for r in rows]
+            )
+        return pad_ids([self.wordpiece_ids(r if isinstance(r, str) else " ".join(r)) for r in rows])
+
+    def wordpiece_ids(self, text: str) -> list[int]:
+        """``[CLS]`` + the text's last ``max_tokens - 2`` WordPieces + ``[SEP]``."""
+        pieces = self.tokenizer.encode(text, special_tokens=False).ids
+        kept = pieces[-(self.hparams.max_tokens - 2) :] if self.hparams.max_tokens > 2 else []
+        return [self.tokenizer.cls_token_id, *kept, self.tokenizer.sep_token_id]
 
     def labelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
         chosen = [self.labelled_at[p] for p in positions]
         augment = self.augmenter if self.hparams.augment_labelled and self.augmenter else None
-        rows = [augment(p, rng) if augment else self.words[p] for p in chosen]
+        rows = [augment(p, rng) if augment else self.row(p) for p in chosen]
         return self.encode(rows), torch.tensor([self.train[p].label for p in chosen])
 
     def unlabelled_batch(self, positions: list[int], rng: random.Random) -> tuple[torch.Tensor, torch.Tensor]:
         chosen = [self.unlabelled_at[p] for p in positions]
-        original = [self.words[p] for p in chosen]
+        original = [self.row(p) for p in chosen]
         augmented = [self.augmenter(p, rng) for p in chosen] if self.augmenter else original
         return self.encode(original), self.encode(augmented)

@@ -21,6 +21,9 @@ NETWORKS: dict[str, Network] = {
     "resnet50": Network("resnet", {"depth": 50}, "imagenet-1k", (1, 3, 224, 224)),
     "bert-base": Network("bert", {"size": "base"}, "imdb", (1, 512)),
     "bert-large": Network("bert", {"size": "large"}, "imdb", (1, 512)),
+    # BERT_FINETUNE (Table 4): BERT large further pre-trained on the task's unlabelled text; the same network, its
+    # weights another checkpoint (google-research/uda released IMDb's)
+    "bert-finetune": Network("bert", {"size": "large"}, "imdb", (1, 512)),
     "transformer-6l": Network("bert", {"size": "random-6l"}, "imdb", (1, 512)),
     # budget tier: a Wide-ResNet-10-1 on grey Fashion-MNIST; on WordNet glosses a 2-layer BERT-style encoder and a
     # bag of word embeddings (the encoder learns nothing from 450 labelled glosses in a budget run: README)

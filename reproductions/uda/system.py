@@ -9,8 +9,13 @@ Claims tell the two apart by the condition ``system.init_args.objective``. A tra
 pass (one set of batch-norm statistics), and the originals' logits are the detached target.
 
 Optimisation (Appendix E): SGD with Nesterov momentum 0.9 and the cosine decay ``lr * cos(7 pi t / (16 T))`` for
-Wide-ResNet-28-2 (``schedule: cosine-7/16``), or Adam with a linear warm-up and linear decay as BERT is fine-tuned
-(``optimizer: adamw``, ``schedule: linear``); ``t`` counts optimizer steps, ``T`` is the trainer's total. TSA's
+Wide-ResNet-28-2 (``schedule: cosine-7/16``), or Adam with a linear warm-up and linear decay (``optimizer: adamw``,
+``schedule: linear``); ``t`` counts optimizer steps, ``T`` is the trainer's total. Fine-tuning released BERT weights
+(``init_checkpoint``: a :mod:`nets.bert_weights` conversion, loaded into the encoder; the classifier stays random)
+uses BERT's optimiser as google-research/uda's ``optimization.py`` sets it (``optimizer: bert-adamw``: Adam with
+decoupled weight decay, epsilon 1e-6, no decay on LayerNorm weights and biases) and schedule (``bert-linear``:
+``lr * t / t_w`` during the warm-up, ``lr * (1 - t / T)`` after it); the gradient clipping at global norm 1 is the
+trainer's ``gradient_clip_val``. TSA's
 progress is the same ``t / T``. Exponential moving averages of the weights (0.9999 for Wide-ResNet-28-2) are not
 implemented: the test metrics are the trained weights'. Test metrics: ``top1``, ``top5``, ``error`` (percent);
 the text tasks' scorers read ``error`` and ``accuracy`` from the same predictions.
@@ -26,6 +31,7 @@ from torch import nn
 from torchmetrics.classification import MulticlassAccuracy
 
 from harness.errors import HarnessError
+from nets.bert import BertEncoder
 from reproductions.uda.model import (
     NETWORKS,
     OBJECTIVES,
@@ -38,12 +44,14 @@ from reproductions.uda.model import (
 from tasks.imagenet.metric import ClassificationMetrics, GuessKeepingAccuracy, accuracy_metrics
 from tasks.imagenet.steps import l2_param_groups
 
-SCHEDULES = ("cosine-7/16", "linear", "constant")
+SCHEDULES = ("cosine-7/16", "linear", "bert-linear", "constant")
+OPTIMIZERS = ("sgd", "adamw", "bert-adamw")
 
 
 def schedule_factor(schedule: str, progress: float, warmup: float = 0.0) -> float:
     """The learning-rate multiplier at ``progress = t / T``: a linear warm-up over ``warmup``, then
-    ``cos(7 pi p / 16)`` (the paper's Wide-ResNet schedule), a linear decay to 0, or 1."""
+    ``cos(7 pi p / 16)`` (the paper's Wide-ResNet schedule), a linear decay from 1 to 0 over the rest, BERT's
+    ``1 - p`` (its decay runs over all of training, the warm-up overriding its start), or 1."""
     p = min(1.0, max(0.0, progress))
     if p < warmup:
         return p / warmup
@@ -51,6 +59,8 @@ def schedule_factor(schedule: str, progress: float, warmup: float = 0.0) -> floa
         return math.cos(7 * math.pi * p / 16)
     if schedule == "linear":
         return max(0.0, (1 - p) / max(1e-8, 1 - warmup))
+    if schedule == "bert-linear":
+        return 1 - p
     return 1.0
 
 
@@ -73,21 +83,25 @@ class UDASystem(pl.LightningModule):
         weight_decay: float = 5e-4,
         schedule: str = "cosine-7/16",
         warmup: float = 0.0,
+        init_checkpoint: str | None = None,
         num_threads: int | None = None,
     ) -> None:
-        """``uda_weight`` is lambda, ``temperature`` tau, ``confidence`` beta; ``tsa`` one of none/linear/log/exp."""
+        """``uda_weight`` is lambda, ``temperature`` tau, ``confidence`` beta; ``tsa`` one of none/linear/log/exp;
+        ``init_checkpoint`` the encoder's pre-trained weights (BERT models only)."""
         super().__init__()
         self.save_hyperparameters()
         if objective not in OBJECTIVES:
             raise HarnessError(f"objective must be one of {OBJECTIVES}; got {objective!r}")
-        if tsa not in TSA_SCHEDULES or schedule not in SCHEDULES or optimizer not in ("sgd", "adamw"):
+        if tsa not in TSA_SCHEDULES or schedule not in SCHEDULES or optimizer not in OPTIMIZERS:
             raise HarnessError(
-                f"tsa must be one of {TSA_SCHEDULES}, schedule one of {SCHEDULES}, optimizer sgd or adamw; "
+                f"tsa must be one of {TSA_SCHEDULES}, schedule one of {SCHEDULES}, optimizer one of {OPTIMIZERS}; "
                 f"got {tsa!r}, {schedule!r}, {optimizer!r}"
             )
         if num_threads:
             torch.set_num_threads(num_threads)
         self.model = build(model, num_classes, vocab_size)
+        if init_checkpoint is not None:
+            load_encoder(self.model, init_checkpoint)
         self.text = NETWORKS[network_name(model)].kind in ("bert", "bow")
         self.val_metrics = self.metrics("val/")
         self.test_metrics = nn.ModuleList()
@@ -146,6 +160,9 @@ class UDASystem(pl.LightningModule):
         if hp.optimizer == "sgd":
             groups = l2_param_groups(self.model, hp.weight_decay)
             optimizer = torch.optim.SGD(groups, lr=hp.lr, momentum=hp.momentum, nesterov=True)
+        elif hp.optimizer == "bert-adamw":
+            groups = bert_param_groups(self.model, hp.weight_decay)
+            optimizer = torch.optim.AdamW(groups, lr=hp.lr, betas=(0.9, 0.999), eps=1e-6)
         else:
             optimizer = torch.optim.AdamW(self.model.parameters(), lr=hp.lr, weight_decay=hp.weight_decay)
         total = max(1, int(self.trainer.estimated_stepping_batches))
@@ -161,3 +178,28 @@ def pad_cat(parts: tuple[torch.Tensor, ...]) -> torch.Tensor:
         return torch.cat(parts)
     width = max(p.shape[1] for p in parts)
     return torch.cat([nn.functional.pad(p, (0, width - p.shape[1])) for p in parts])
+
+
+def load_encoder(model: nn.Module, path: str) -> None:
+    """Pre-trained encoder weights (a :mod:`nets.bert_weights` conversion of released BERT weights: every tensor of
+    the encoder, nothing else) into a BERT classifier; errors name the file."""
+    from nets.weights import read_state
+
+    encoder = getattr(model, "encoder", None)
+    if not isinstance(encoder, BertEncoder):
+        raise HarnessError(f"{path}: init_checkpoint holds BERT encoder weights; the model is a {type(model).__name__}")
+    try:
+        encoder.load_state_dict(read_state(path))
+    except RuntimeError as exc:
+        raise HarnessError(f"{path}: weights do not fit the model's BERT encoder: {exc}") from None
+
+
+def bert_param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
+    """BERT's decay groups: LayerNorm weights and every bias without weight decay, the other weights with it."""
+    no_decay = {id(m.weight) for m in model.modules() if isinstance(m, nn.LayerNorm)}
+    no_decay |= {id(p) for name, p in model.named_parameters() if name.endswith("bias")}
+    params = list(model.parameters())
+    return [
+        {"params": [p for p in params if id(p) not in no_decay], "weight_decay": weight_decay},
+        {"params": [p for p in params if id(p) in no_decay], "weight_decay": 0.0},
+    ]

@@ -1,8 +1,8 @@
 """XLNet's released weights (zihangdai/xlnet: ``xlnet_model.ckpt.*``, ``xlnet_config.json``, ``spiece.model``) as a
 state dict of :class:`reproductions.xlnet.model.XLNetLM`.
 
-TensorFlow is not installed here, so the checkpoint is read through a NumPy dump keyed by the TF variable names,
-written once on any machine with TensorFlow::
+TensorFlow is not installed here, so the checkpoint is read through a NumPy dump keyed by the TF variable names
+(:func:`nets.tf_checkpoint.read_dump`), written once on any machine with TensorFlow::
 
     import numpy as np, tensorflow as tf
     reader = tf.train.load_checkpoint("xlnet_cased_L-24_H-1024_A-16/xlnet_model.ckpt")
@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from harness.errors import HarnessError
+from nets.tf_checkpoint import read_dump
 from nets.weights import read_state
 from reproductions.xlnet.model import XLNetConfig
 
@@ -115,12 +116,7 @@ def convert(dump: str | Path, config: str | Path, out: str | Path) -> Path:
     from reproductions.xlnet.model import XLNetLM
 
     c = config_from_json(config)
-    try:
-        with np.load(dump) as data:
-            arrays = {name: data[name] for name in data.files}
-    except (OSError, ValueError) as exc:
-        raise HarnessError(f"{dump}: cannot read the NumPy dump: {exc}") from exc
-    state = tf_to_state(arrays, c.layers)
+    state = tf_to_state(read_dump(dump), c.layers)
     with torch.device("meta"):
         model = XLNetLM(c)
     try:

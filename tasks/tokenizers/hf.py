@@ -7,6 +7,7 @@ Trained models (:func:`train_bpe`, :func:`train_wordpiece`):
   BERT's pre-tokenizer (white space and punctuation) after NFKC and, by default, lower-casing. GPT-1 (Radford et
   al. 2018) learnt 40,000 merges over text cleaned with ``ftfy`` and split by spaCy; neither is used here.
 - ``train_wordpiece``: BERT's WordPiece (``##`` continuation prefix, BERT's normaliser and pre-tokenizer).
+- ``bert_wordpiece``: a released BERT ``vocab.txt`` (Google's checkpoints) with BERT's basic tokenisation.
 
 Training is deterministic: the trainer's merges are, but the ids it gives symbols of equal count are not (hash-map
 order), so the vocabulary is renumbered before saving: special tokens first (in the order given), then the other
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
@@ -198,3 +200,47 @@ def train_wordpiece(
                                         special_tokens=list(special_tokens))  # fmt: skip
     tokenizer.train_from_iterator(texts, trainer)
     return hf_tokenizer(_canonical(tokenizer, special_tokens, template), template)
+
+
+BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def read_vocab(path: str | Path) -> dict[str, int]:
+    """A released BERT ``vocab.txt``: one WordPiece a line, its id the 0-based line number (as BERT's
+    ``load_vocab``); an unreadable file, a repeated piece or a missing special token is an error naming the file."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"{path}: cannot read the WordPiece vocabulary: {exc}") from None
+    vocab: dict[str, int] = {}
+    for number, line in enumerate(lines):
+        token = line.strip()
+        if token in vocab:
+            raise HarnessError(f"{path}:{number + 1}: {token!r} repeats line {vocab[token] + 1}")
+        vocab[token] = number
+    missing = [token for token in BERT_SPECIALS[:4] if token not in vocab]
+    if missing:
+        raise HarnessError(f"{path}: not a BERT vocabulary, no {', '.join(missing)}")
+    return vocab
+
+
+def bert_wordpiece(vocab_file: str | Path, lowercase: bool = True, template: Template = BERT_TEMPLATE) -> Tokenizer:
+    """The tokenizer of a released BERT ``vocab.txt``: BERT's basic tokenisation (control characters removed, white
+    space normalised, CJK characters split, then for an uncased model lower-casing and accent stripping; a split at
+    white space and at every punctuation character) and greedy longest-match WordPiece (``##`` continuations, a word
+    of over 100 characters or with no match is ``[UNK]``). Ids are the file's line numbers, so ``[PAD]``, ``[UNK]``,
+    ``[CLS]``, ``[SEP]`` keep theirs (0, 100, 101, 102 in the released files); layout ``[CLS] a [SEP] (b [SEP])``.
+    ``lowercase``: true for the ``uncased`` checkpoints, false for the ``cased`` ones."""
+    from tokenizers import Tokenizer as RustTokenizer
+    from tokenizers import decoders, models, normalizers, pre_tokenizers, processors
+
+    vocab = read_vocab(vocab_file)
+    tokenizer = RustTokenizer(models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
+    tokenizer.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, lowercase=lowercase)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.decoder = decoders.WordPiece()
+    tokenizer.add_special_tokens([token for token in BERT_SPECIALS if token in vocab])
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single=template.single, pair=template.pair, special_tokens=[(t, vocab[t]) for t in template.specials()]
+    )
+    return hf_tokenizer(tokenizer.to_str().encode("utf-8"), template)
