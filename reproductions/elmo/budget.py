@@ -8,7 +8,7 @@
   "averaged forward and backward perplexities"), logged as ``perplexity_fwd``, ``perplexity_bwd``, ``perplexity``;
   they count ``</S>`` and ``<S>`` as predicted tokens and ``<unk>`` as one word, so they are this tier's own measure
   (the config's ``protocol``), not ``debian-lm``'s word-level perplexity.
-- :class:`ClassifierSystem` (stage b): the task model of ``classifier.py`` with or without ELMo (the biLM frozen,
+- :class:`BudgetClassifierSystem` (stage b): the task model of ``classifier.py`` with or without ELMo (the biLM frozen,
   loaded from stage a; its layers of each training text computed once, ``model.Elmo.cache``), cross-entropy plus
   ELMo's ``lambda ||w||^2``, Adam. Test: ``accuracy`` and ``error`` in percent, the predictions kept for
   ``harness rescore``.
@@ -26,6 +26,7 @@ from torchmetrics import Metric
 
 from reproductions.elmo.classifier import budget_classifier
 from reproductions.elmo.model import budget_bilm, char_mask
+from reproductions.elmo.system import make_test_metrics
 from tasks.imagenet.metric import accuracy_error_metrics
 
 
@@ -82,7 +83,7 @@ class BiLMSystem(pl.LightningModule):
         return torch.optim.Adagrad(self.parameters(), lr=self.hparams.lr, initial_accumulator_value=1.0)
 
 
-class ClassifierSystem(pl.LightningModule):
+class BudgetClassifierSystem(pl.LightningModule):
     def __init__(
         self, model: str = "elmo-budget-task-elmo", num_classes: int = 45, lr: float = 1e-2, cache_elmo: bool = True
     ) -> None:
@@ -103,9 +104,7 @@ class ClassifierSystem(pl.LightningModule):
         return loss
 
     def on_test_start(self) -> None:
-        loaders = len(self.trainer.num_test_batches)
-        classes = self.hparams.num_classes
-        self.test_metrics = nn.ModuleList(accuracy_error_metrics(classes) for _ in range(loaders)).to(self.device)
+        make_test_metrics(self, lambda: accuracy_error_metrics(self.hparams.num_classes))
 
     def test_step(self, batch, batch_idx: int, dataloader_idx: int = 0) -> None:  # noqa: ANN001
         (chars, words), labels = batch

@@ -36,10 +36,7 @@ class TextClassifier(nn.Module):
         l2: float = 0.001,
     ) -> None:
         super().__init__()
-        self.input = TokenInput(word_dim, bilm=bilm, top_only=top_only, dropout=dropout, elmo_dropout=dropout)
-        if self.input.elmo is not None:
-            for mix in self.input.elmo.mixes:
-                mix.l2 = l2
+        self.input = TokenInput(word_dim, bilm=bilm, top_only=top_only, dropout=dropout, elmo_dropout=dropout, l2=l2)
         self.lstm = nn.LSTM(self.input.dim, hidden, batch_first=True, bidirectional=True)
         self.dropout = nn.Dropout(dropout)
         self.output = nn.Linear(2 * hidden, n_classes)

@@ -45,7 +45,7 @@ def task_bilm(bilm: str) -> BiLM:
 class TokenInput(nn.Module):
     """``x_k = [word_k; char CNN_k; ELMo_k]`` (Sec. 3.3) and, with ``elmo_output``, a second ELMo mix (its own
     weights) for the task RNN's output. ``dropout`` applies to the word and character parts; ELMo has its own
-    (``elmo_dropout``), so that no part of ``x_k`` is dropped twice.
+    (``elmo_dropout``), so that no part of ``x_k`` is dropped twice. ``l2`` is ELMo's ``lambda`` (Sec. 3.3).
 
     ``forward(chars, words)`` -> ``x (B, N, dim)``, the output mix ``(B, N, elmo_dim)`` or ``None``, the mask
     ``(B, N)``.
@@ -61,6 +61,7 @@ class TokenInput(nn.Module):
         top_only: bool = False,
         dropout: float = 0.5,
         elmo_dropout: float = 0.5,
+        l2: float = 0.0,
     ) -> None:
         super().__init__()
         self.words = nn.Embedding(WORD_BUCKETS, word_dim, padding_idx=0)
@@ -68,7 +69,7 @@ class TokenInput(nn.Module):
         if char_filters:
             self.chars = CharCNN(filters=((3, char_filters),), n_highway=0, projection_dim=char_filters)
         n_mixes = int(elmo_input) + int(elmo_output) if bilm is not None else 0
-        self.elmo = Elmo(bilm, n_mixes, elmo_dropout, top_only=top_only) if n_mixes else None
+        self.elmo = Elmo(bilm, n_mixes, elmo_dropout, l2=l2, top_only=top_only) if n_mixes else None
         self.elmo_input, self.elmo_output = elmo_input and n_mixes > 0, elmo_output and n_mixes > 0
         self.elmo_dim = 2 * bilm.token.projection.out_features if n_mixes else 0
         self.dim = word_dim + char_filters + (self.elmo_dim if self.elmo_input else 0)

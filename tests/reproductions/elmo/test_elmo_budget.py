@@ -16,7 +16,7 @@ from harness import runner
 from harness.checkpoints import load_state
 from harness.runner import load_config, resolve_config
 from reproductions.elmo import BUDGET_TASK_MODELS
-from reproductions.elmo.budget import BiLMPerplexity, BiLMSystem, ClassifierSystem
+from reproductions.elmo.budget import BiLMPerplexity, BiLMSystem, BudgetClassifierSystem
 from reproductions.elmo.classifier import budget_classifier
 from reproductions.elmo.data import MAX_TEXT_TOKENS, BiLMDataModule, encode_texts, is_text, pieces, softmax_vocabulary
 from tasks.debian_corpora.data import prepare_smoke
@@ -82,7 +82,7 @@ def test_task_model_variants_differ_only_in_elmo(model: str) -> None:
 
 def test_classifier_system_learns_one_batch() -> None:
     torch.manual_seed(0)
-    system = ClassifierSystem("elmo-budget-task-elmo", num_classes=3, lr=1e-2)
+    system = BudgetClassifierSystem("elmo-budget-task-elmo", num_classes=3, lr=1e-2)
     chars, words = encode_texts(["a cat", "a dog runs", "the sun"])
     labels = torch.tensor([0, 1, 2])
     optimiser = system.configure_optimizers()
@@ -109,7 +109,7 @@ def test_bilm_system_keeps_its_softmax_beside_the_bilm() -> None:
     system = BiLMSystem(vocab_size=50)
     names = set(system.state_dict())
     assert "softmax.weight" in names and not any(n.startswith("bilm.softmax") for n in names)
-    task = ClassifierSystem("elmo-budget-task-elmo").state_dict()
+    task = BudgetClassifierSystem("elmo-budget-task-elmo").state_dict()
     bilm = {n[len("bilm.") :] for n in names if n.startswith("bilm.")}
     assert bilm == {n[len("model.input.elmo.bilm.") :] for n in task if n.startswith("model.input.elmo.bilm.")}
 
