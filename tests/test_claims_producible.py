@@ -90,7 +90,6 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "b2-*-mixmatch-reimplementation": "the paper's own MixMatch re-implementation: not built",
         "t4-amazon-*": "Amazon-2 / Amazon-5: no data module",
         "t4-*-pre-bert-sota": "the best pre-BERT results of other papers: not built",
-        "t5-*": "ImageNet: no ImageNet-scale UDA data module (the image module holds its arrays in memory)",
     },
     "xlnet": {
         "t1-*": "Table 1: XLNet-Large-wikibooks and the best-of-3 BERT-Large: no full-tier config (needs the pre-training)",
