@@ -88,7 +88,6 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "t3-*-uda-shake-shake": "Shake-Shake (26M) is not built",
         "t3-*-uda-pyramidnet": "PyramidNet with ShakeDrop is not built",
         "b2-*-mixmatch-reimplementation": "the paper's own MixMatch re-implementation: not built",
-        "t4-amazon-*": "Amazon-2 / Amazon-5: no data module",
         "t4-*-pre-bert-sota": "the best pre-BERT results of other papers: not built",
     },
     "xlnet": {

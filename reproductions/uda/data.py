@@ -398,6 +398,14 @@ class TextUDADataModule(UDADataModule):
     (paraphrases read from ``paraphrases``, :class:`tasks.text_augment.Paraphrases`) or ``none``; ``augment_labelled``
     applies it to the labelled texts too (Table 2's supervised rows). Other arguments as
     :class:`ImageUDADataModule`'s; ``task`` is the dataset id the test split is scored as.
+
+    Extra unlabelled text (Appendix E.1: "the concatenation of the training set and the unlabeled set for IMDb and
+    external data for Yelp-2, Yelp-5, Amazon-2 and Amazon-5", the external data being McAuley et al.'s Amazon
+    reviews): ``unlabelled_extra`` names IMDb's ``aclImdb/train/unsup`` folder, a file of Amazon review JSON lines,
+    or a file of one text per line (:func:`tasks.text_classification.data.read_unlabelled`; its first
+    ``unlabelled_extra_size`` texts), added to the training texts chosen by ``unlabelled_size``
+    (``unlabelled_size: 0`` for the external data alone). Their ids, ``unsup/<file stem or line number>``, are
+    what a paraphrase file names them by.
     """
 
     def __init__(
@@ -408,6 +416,8 @@ class TextUDADataModule(UDADataModule):
         label_seed: int = 0,
         unlabelled_size: int | None = None,
         unlabelled_ids: str | None = None,
+        unlabelled_extra: str | None = None,
+        unlabelled_extra_size: int | None = None,
         batch_size: int = 32,
         unlabelled_ratio: float = 7.0,
         steps_per_epoch: int = 100,
@@ -435,6 +445,10 @@ class TextUDADataModule(UDADataModule):
     def verify(self) -> None:
         for split in ("train", "test"):
             read_text_examples(self.hparams.task, self.hparams.data_root, split)
+        if self.hparams.unlabelled_extra is not None:
+            from tasks.text_classification.data import read_unlabelled
+
+            read_unlabelled(Path(self.hparams.unlabelled_extra), 1)
         if self.hparams.vocab is not None:
             from tasks.tokenizers.hf import read_vocab
 
@@ -468,16 +482,30 @@ class TextUDADataModule(UDADataModule):
         self.unlabelled_at = (
             unlabelled_positions(ids, hp.unlabelled_size, hp.unlabelled_ids) if hp.unlabelled_ratio else []
         )
+        extra = self._extra() if hp.unlabelled_ratio else []
+        self.unlabelled_at += range(len(train), len(train) + len(extra))
+        self.num_classes = max(e.label for e in train) + 1
+        train = train + extra  # positions past the training split: the extra unlabelled texts
         self.train, self.words = train, {p: words(train[p].text) for p in {*self.labelled_at, *self.unlabelled_at}}
         self.augmenter = self._augmenter()
         test = read_text_examples(hp.task, hp.data_root, "test")[: hp.test_size]
         self.test_inputs = self.encode([e.text for e in test])
         self.test_labels, self.test_ids = torch.tensor([e.label for e in test]), [e.id for e in test]
-        self.task, self.num_classes = hp.task, max(e.label for e in train) + 1
+        self.task = hp.task
         self.num_labelled, self.num_unlabelled = len(self.labelled_at), len(self.unlabelled_at)
         listing = "".join(f"{ids[p]} {train[p].label}\n" for p in self.labelled_at) + f"unlabelled {self.unlabelled_at}"
         listing += f" tokenizer {self.tokenizer.digest}" if self.tokenizer is not None else ""
+        listing += "".join(f"\n{e.id}\t{e.text}" for e in extra)  # the extra texts themselves
         self.data_hash = hashlib.sha256(listing.encode()).hexdigest()
+
+    def _extra(self) -> list:
+        """The extra unlabelled texts of ``unlabelled_extra`` (none without it)."""
+        from tasks.text_classification.data import read_unlabelled
+
+        hp = self.hparams
+        if hp.unlabelled_extra is None:
+            return []
+        return read_unlabelled(Path(hp.unlabelled_extra), hp.unlabelled_extra_size)
 
     def _augmenter(self) -> Callable[[int, random.Random], str | list[str]] | None:
         from tasks.text_augment import Paraphrases, TfidfWordReplacement

@@ -157,3 +157,11 @@ def test_workers_assemble_the_same_steps(ilsvrc: Path) -> None:
     alone, workers = list(_data(ilsvrc).train_dataloader()), list(_data(ilsvrc, num_workers=2).train_dataloader())
     assert len(alone) == len(workers) == 2
     assert all(torch.equal(a[k], b[k]) for a, b in zip(alone, workers, strict=True) for k in a)
+
+
+def test_the_imagenet_smoke_config_resolves() -> None:
+    path = Path("reproductions/uda/configs/smoke-imagenet.yaml")
+    resolved = resolve_config(load_config(path, "smoke"), "smoke", None, None, None)
+    check_arguments(path, resolved)
+    assert resolved["prepare"]["function"] == "tasks.imagenet.fixtures:write_tiny_ilsvrc"
+    assert resolved["system"]["init_args"]["ema_decay"] > 0 and resolved["data"]["init_args"]["unlabelled_ratio"] == 30
