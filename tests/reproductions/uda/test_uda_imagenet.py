@@ -165,3 +165,36 @@ def test_the_imagenet_smoke_config_resolves() -> None:
     check_arguments(path, resolved)
     assert resolved["prepare"]["function"] == "tasks.imagenet.fixtures:write_tiny_ilsvrc"
     assert resolved["system"]["init_args"]["ema_decay"] > 0 and resolved["data"]["init_args"]["unlabelled_ratio"] == 30
+
+
+def test_the_streaming_filter_keeps_what_the_whole_matrix_would() -> None:
+    from reproductions.uda.data import domain_relevance_filter, streaming_domain_relevance
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(6, 4)
+    inputs = torch.randn(50, 6)
+    whole = domain_relevance_filter(model(inputs).softmax(-1).detach(), per_class=3)
+    assert streaming_domain_relevance(model, inputs.split(7), per_class=3) == whole
+
+
+def test_an_image_folder_is_filtered_into_an_unlabelled_ids_file(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from reproductions.uda.data import filter_image_folder, read_ids
+
+    for i, colour in enumerate([(250, 0, 0), (0, 250, 0), (200, 60, 60), (0, 0, 60)]):
+        Image.new("RGB", (12, 10), colour).save(tmp_path / f"{i}.png")
+
+    class Redness(torch.nn.Module):  # class 0: red images, class 1: the rest
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.tensor(10.0))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            red = x[:, 0].mean((1, 2)) - x[:, 1:].mean(
+                (1, 2, 3)
+            )  # normalised: red 4.1, pink 2.2, blue -0.7, green -2.4
+            return torch.stack([red, -red], -1) * self.scale
+
+    kept = filter_image_folder(Redness(), tmp_path, per_class=1, out=tmp_path / "kept.txt", image_size=8, batch_size=3)
+    assert kept == read_ids(tmp_path / "kept.txt") == ["0.png", "1.png"]  # the reddest, and the least red
