@@ -6,7 +6,8 @@
   three. Used by EfficientNet, MobileNetV3 and CondConv.
 - :func:`warmup_staircase_decay`: that code's learning-rate schedule (linear warm-up, staircase exponential decay).
 - :func:`tf_ema_avg_fn`: ``tf.train.ExponentialMovingAverage(decay, num_updates=global_step)`` as the ``avg_fn`` of
-  Lightning's ``WeightAveraging`` / torch's ``AveragedModel``.
+  Lightning's ``WeightAveraging`` / torch's ``AveragedModel``; ``ramp=False`` is the same class without
+  ``num_updates`` (a constant decay, as google-research/uda's image code uses it).
 """
 
 from __future__ import annotations
@@ -36,13 +37,16 @@ def warmup_staircase_decay(
     return peak_lr * decay_factor ** math.floor(step / (decay_epochs * steps_per_epoch))
 
 
-def tf_ema_avg_fn(decay: float) -> Callable[[torch.Tensor, torch.Tensor, torch.Tensor | int], torch.Tensor]:
-    """``AveragedModel`` update of ``tf.train.ExponentialMovingAverage(decay, num_updates=global_step)``."""
+def tf_ema_avg_fn(
+    decay: float, ramp: bool = True
+) -> Callable[[torch.Tensor, torch.Tensor, torch.Tensor | int], torch.Tensor]:
+    """``AveragedModel`` update of ``tf.train.ExponentialMovingAverage(decay, num_updates=global_step)``: the decay
+    is ``min(decay, (1 + n) / (10 + n))``; with ``ramp=False`` (no ``num_updates``) it is ``decay`` throughout."""
 
     def update(averaged: torch.Tensor, current: torch.Tensor, num_updates: torch.Tensor | int) -> torch.Tensor:
         if not averaged.is_floating_point():  # integer buffers (BN's num_batches_tracked) are copied
             return current
-        d = min(decay, (1.0 + float(num_updates)) / (10.0 + float(num_updates)))
+        d = min(decay, (1.0 + float(num_updates)) / (10.0 + float(num_updates))) if ramp else decay
         return averaged + (1.0 - d) * (current - averaged)
 
     return update

@@ -88,9 +88,7 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "t3-*-uda-shake-shake": "Shake-Shake (26M) is not built",
         "t3-*-uda-pyramidnet": "PyramidNet with ShakeDrop is not built",
         "b2-*-mixmatch-reimplementation": "the paper's own MixMatch re-implementation: not built",
-        "t4-amazon-*": "Amazon-2 / Amazon-5: no data module",
         "t4-*-pre-bert-sota": "the best pre-BERT results of other papers: not built",
-        "t5-*": "ImageNet: no ImageNet-scale UDA data module (the image module holds its arrays in memory)",
     },
     "xlnet": {
         "t1-*": "Table 1: XLNet-Large-wikibooks and the best-of-3 BERT-Large: no full-tier config (needs the pre-training)",

@@ -21,6 +21,10 @@ The objective (Section 2.2, Equation 1; Section 2.4; Appendix A.1), written from
   ``alpha_t = 1 - exp(-5 t/T)`` (log), ``t/T`` (linear) or ``exp(5 (t/T - 1))`` (exp). The paper does not say
   how the remaining examples are averaged; here the loss is the mean over the examples kept (0 when none is).
 - ``lambda`` = 1 in most experiments (20 for ImageNet 10%).
+- Entropy minimisation (Appendix E.3, full ImageNet: "We use entropy minimization to sharpen the prediction"): an
+  optional ``entropy_weight`` times the mean entropy of the predictions on the original unlabelled examples, with
+  its gradient (google-research/uda's image code adds it the same way, on the originals' logits; its weight for
+  ImageNet is not printed).
 
 The networks: Wide-ResNet-28-2 (CIFAR-10, SVHN; :mod:`nets.wide_resnet`), ResNet-50 (ImageNet; :mod:`nets.resnet`),
 the BERT-style text classifier (:mod:`nets.bert`: BERT base / large, or the randomly initialised 6-layer,
@@ -97,12 +101,19 @@ def consistency_loss(
     return (kl * mask).sum() / max(1, kl.shape[0]), float(mask.mean())
 
 
+def mean_entropy(logits: torch.Tensor) -> torch.Tensor:
+    """``-sum_y p log p`` of ``softmax(logits)`` ``(N, K)``, averaged over the batch (with its gradient)."""
+    log_p = logits.float().log_softmax(-1)
+    return -(log_p.exp() * log_p).sum(-1).mean()
+
+
 class UDAObjective(NamedTuple):
     loss: torch.Tensor
     supervised: torch.Tensor
     consistency: torch.Tensor
     tsa_kept: float
     unmasked: float
+    entropy: torch.Tensor | None = None
 
 
 def uda_objective(
@@ -114,15 +125,21 @@ def uda_objective(
     tsa_eta: float = 1.0,
     temperature: float = 1.0,
     confidence: float = 0.0,
+    entropy_weight: float = 0.0,
 ) -> UDAObjective:
-    """Equation 1 with TSA, sharpening and masking: ``supervised + weight * consistency``. Without unlabelled
-    logits (or with ``weight = 0``) it is the supervised loss alone (the baseline)."""
+    """Equation 1 with TSA, sharpening and masking: ``supervised + weight * consistency`` (``+ entropy_weight *``
+    the originals' mean entropy when that is on). Without unlabelled logits (or with ``weight = 0``) it is the
+    supervised loss alone (the baseline)."""
     supervised, kept = supervised_loss(labelled_logits, labels, tsa_eta)
     if original_logits is None or augmented_logits is None or weight == 0:
         zero = supervised.new_zeros(())
         return UDAObjective(supervised, supervised, zero, kept, 0.0)
     consistency, unmasked = consistency_loss(original_logits, augmented_logits, temperature, confidence)
-    return UDAObjective(supervised + weight * consistency, supervised, consistency, kept, unmasked)
+    loss = supervised + weight * consistency
+    if not entropy_weight:
+        return UDAObjective(loss, supervised, consistency, kept, unmasked)
+    entropy = mean_entropy(original_logits)
+    return UDAObjective(loss + entropy_weight * entropy, supervised, consistency, kept, unmasked, entropy)
 
 
 # --- the networks -------------------------------------------------------------------------------------------------

@@ -15,10 +15,19 @@ Wide-ResNet-28-2 (``schedule: cosine-7/16``), or Adam with a linear warm-up and 
 uses BERT's optimiser as google-research/uda's ``optimization.py`` sets it (``optimizer: bert-adamw``: Adam with
 decoupled weight decay, epsilon 1e-6, no decay on LayerNorm weights and biases) and schedule (``bert-linear``:
 ``lr * t / t_w`` during the warm-up, ``lr * (1 - t / T)`` after it); the gradient clipping at global norm 1 is the
-trainer's ``gradient_clip_val``. TSA's
-progress is the same ``t / T``. Exponential moving averages of the weights (0.9999 for Wide-ResNet-28-2) are not
-implemented: the test metrics are the trained weights'. Test metrics: ``top1``, ``top5``, ``error`` (percent);
-the text tasks' scorers read ``error`` and ``accuracy`` from the same predictions.
+trainer's ``gradient_clip_val``. ImageNet (Appendix E.3: "a base learning rate of 0.3 that is decayed by 10 for
+four times") uses ``schedule: step``: the rate divided by 10 at each of ``milestones`` (fractions of training),
+after an optional linear warm-up. TSA's progress is the same ``t / T``.
+
+Exponential moving average of the weights (Appendix E.2: "a decay rate of 0.9999" for Wide-ResNet-28-2;
+``ema_decay``, 0 = off): Lightning's ``WeightAveraging`` callback keeps the average of every parameter and of the
+batch-norm statistics (google-research/uda's image code averages both, with a constant decay: TensorFlow's
+``ExponentialMovingAverage`` without ``num_updates``, :func:`nets.optim.tf_ema_avg_fn` with ``ramp=False``);
+validation runs on the average, and it replaces the weights when training ends, so the test metrics and the kept
+predictions are the averaged weights'. One departure: the average starts as a copy of the weights after the first
+step (``AveragedModel``'s first update) where TensorFlow's starts from the initial weights. Test metrics:
+``top1``, ``top5``, ``error`` (percent); the text tasks' scorers read ``error`` and ``accuracy`` from the same
+predictions.
 """
 
 from __future__ import annotations
@@ -27,11 +36,13 @@ import math
 
 import pytorch_lightning as pl
 import torch
+from pytorch_lightning.callbacks import Callback, WeightAveraging
 from torch import nn
 from torchmetrics.classification import MulticlassAccuracy
 
 from harness.errors import HarnessError
 from nets.bert import BertEncoder
+from nets.optim import tf_ema_avg_fn
 from reproductions.uda.model import (
     NETWORKS,
     OBJECTIVES,
@@ -44,14 +55,15 @@ from reproductions.uda.model import (
 from tasks.imagenet.metric import ClassificationMetrics, GuessKeepingAccuracy, accuracy_metrics
 from tasks.imagenet.steps import l2_param_groups
 
-SCHEDULES = ("cosine-7/16", "linear", "bert-linear", "constant")
+SCHEDULES = ("cosine-7/16", "linear", "bert-linear", "step", "constant")
 OPTIMIZERS = ("sgd", "adamw", "bert-adamw")
 
 
-def schedule_factor(schedule: str, progress: float, warmup: float = 0.0) -> float:
+def schedule_factor(schedule: str, progress: float, warmup: float = 0.0, milestones: tuple[float, ...] = ()) -> float:
     """The learning-rate multiplier at ``progress = t / T``: a linear warm-up over ``warmup``, then
     ``cos(7 pi p / 16)`` (the paper's Wide-ResNet schedule), a linear decay from 1 to 0 over the rest, BERT's
-    ``1 - p`` (its decay runs over all of training, the warm-up overriding its start), or 1."""
+    ``1 - p`` (its decay runs over all of training, the warm-up overriding its start), ``0.1 ** (milestones
+    passed)`` (``step``), or 1."""
     p = min(1.0, max(0.0, progress))
     if p < warmup:
         return p / warmup
@@ -61,6 +73,8 @@ def schedule_factor(schedule: str, progress: float, warmup: float = 0.0) -> floa
         return max(0.0, (1 - p) / max(1e-8, 1 - warmup))
     if schedule == "bert-linear":
         return 1 - p
+    if schedule == "step":
+        return 0.1 ** sum(p >= m for m in milestones)
     return 1.0
 
 
@@ -83,11 +97,17 @@ class UDASystem(pl.LightningModule):
         weight_decay: float = 5e-4,
         schedule: str = "cosine-7/16",
         warmup: float = 0.0,
+        milestones: tuple[float, ...] = (),
+        entropy_weight: float = 0.0,
+        ema_decay: float = 0.0,
         init_checkpoint: str | None = None,
         num_threads: int | None = None,
     ) -> None:
         """``uda_weight`` is lambda, ``temperature`` tau, ``confidence`` beta; ``tsa`` one of none/linear/log/exp;
-        ``init_checkpoint`` the encoder's pre-trained weights (BERT models only)."""
+        ``milestones`` the fractions of training where ``schedule: step`` divides the rate by 10;
+        ``entropy_weight`` the weight of entropy minimisation on the unlabelled originals (0: none); ``ema_decay``
+        the decay of the weights' moving average that is evaluated (0: none); ``init_checkpoint`` the encoder's
+        pre-trained weights (BERT models only)."""
         super().__init__()
         self.save_hyperparameters()
         if objective not in OBJECTIVES:
@@ -97,6 +117,8 @@ class UDASystem(pl.LightningModule):
                 f"tsa must be one of {TSA_SCHEDULES}, schedule one of {SCHEDULES}, optimizer one of {OPTIMIZERS}; "
                 f"got {tsa!r}, {schedule!r}, {optimizer!r}"
             )
+        if not 0.0 <= ema_decay < 1.0 or any(not 0.0 < m <= 1.0 for m in milestones):
+            raise HarnessError(f"need 0 <= ema_decay < 1 and milestones in (0, 1]; got {ema_decay}, {milestones}")
         if num_threads:
             torch.set_num_threads(num_threads)
         self.model = build(model, num_classes, vocab_size)
@@ -122,12 +144,15 @@ class UDASystem(pl.LightningModule):
         else:
             parts = (labelled, batch["original"], batch["augmented"])
             logits = self(pad_cat(parts)).split([len(p) for p in parts])
-            result = uda_objective(*logits[:1], labels, *logits[1:], hp.uda_weight, eta, hp.temperature, hp.confidence)
+            result = uda_objective(*logits[:1], labels, *logits[1:], hp.uda_weight, eta, hp.temperature, hp.confidence,
+                                   hp.entropy_weight)  # fmt: skip
         self.log_dict(
             {"train/loss": result.loss, "train/supervised": result.supervised, "train/consistency": result.consistency,
              "train/tsa_threshold": eta, "train/tsa_kept": result.tsa_kept, "train/unmasked": result.unmasked},
             prog_bar=False,
         )  # fmt: skip
+        if result.entropy is not None:
+            self.log("train/entropy", result.entropy)
         return result.loss
 
     def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
@@ -166,10 +191,17 @@ class UDASystem(pl.LightningModule):
         else:
             optimizer = torch.optim.AdamW(self.model.parameters(), lr=hp.lr, weight_decay=hp.weight_decay)
         total = max(1, int(self.trainer.estimated_stepping_batches))
+        milestones = tuple(hp.milestones)
         scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lambda step: schedule_factor(hp.schedule, step / total, hp.warmup)
+            optimizer, lambda step: schedule_factor(hp.schedule, step / total, hp.warmup, milestones)
         )
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    def configure_callbacks(self) -> list[Callback]:
+        """The moving average of the weights and batch-norm statistics (constant decay, no ramp), when on."""
+        if not self.hparams.ema_decay:
+            return []
+        return [WeightAveraging(avg_fn=tf_ema_avg_fn(self.hparams.ema_decay, ramp=False), use_buffers=True)]
 
 
 def pad_cat(parts: tuple[torch.Tensor, ...]) -> torch.Tensor:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -84,7 +85,9 @@ class TrainTransform:
     default; the smoke tier's digits turn it off, since a mirrored digit is another glyph).
 
     ``autoaugment``: False/None for none, True for the paper's ImageNet policy, or a policy name
-    (see :data:`tasks.imagenet.autoaugment.POLICIES`). ``rng`` defaults to the ``random`` module.
+    (see :data:`tasks.imagenet.autoaugment.POLICIES`); or any other PIL-to-PIL augmentation as ``augment`` (e.g.
+    :class:`tasks.imagenet.randaugment.RandAugment`), applied at the same place. ``rng`` defaults to the ``random``
+    module.
     """
 
     def __init__(
@@ -95,14 +98,17 @@ class TrainTransform:
         rng: random.Random | None = None,
         min_area: float = 0.08,
         hflip: bool = True,
+        augment: Callable[[Image.Image], Image.Image] | None = None,
     ) -> None:
+        if augment is not None and autoaugment:
+            raise ValueError("TrainTransform: give autoaugment or augment, not both")
         self.image_size = image_size
         self.crop_fraction = crop_fraction
         self.rng = rng
         self.scale = (min_area, 1.0)
         self.hflip = hflip
         policy = "imagenet" if autoaugment is True else autoaugment
-        self.autoaugment = AutoAugment(policy, rng=rng) if policy else None
+        self.autoaugment = AutoAugment(policy, rng=rng) if policy else augment
 
     def __call__(self, img: Image.Image) -> torch.Tensor:
         rng = self.rng or random

@@ -153,6 +153,73 @@ def read_split(task_id: str, root: Path, split: str) -> list[Example]:
     return examples
 
 
+# --- extra unlabelled text (UDA, arXiv 1904.12848v6, Appendix E.1) -----------------------------------------------
+
+UNLABELLED = -1  # the label of an unlabelled example
+
+
+def read_unlabelled(path: Path, limit: int | None = None) -> list[Example]:
+    """Unlabelled texts (label :data:`UNLABELLED`), the first ``limit`` of them (``None``: all), from
+
+    - a folder: its ``*.txt`` files in natural order of the name, one text each, as IMDb's ``aclImdb/train/unsup``
+      (50,000 reviews); id ``unsup/<file stem>``;
+    - a ``.json`` / ``.jsonl`` file (or ``.json.gz`` / ``.jsonl.gz``): one review object per line, as McAuley et al.'s
+      Amazon product reviews (SIGIR 2015, UDA's external data for Yelp and Amazon): text = ``summary`` then
+      ``reviewText``, joined by a space, as the Zhang et al. Amazon CSVs join title and review; lines in the looser
+      format of the larger dumps (Python dict literals) are read too; id ``unsup/<line number from 0>``;
+    - any other file (gzipped or not): one text per line, blank lines skipped; id ``unsup/<line number from 0>``.
+    """
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(path.glob("*.txt"), key=lambda f: _natural_key(f.stem))[:limit]
+        if not files:
+            raise HarnessError(f"{path}: no .txt texts in the unlabelled folder")
+        return [Example(f"unsup/{f.stem}", _read_text(f), UNLABELLED) for f in files]
+    reviews = path.name.removesuffix(".gz").endswith((".json", ".jsonl"))
+    examples: list[Example] = []
+    for number, line in _lines(path):
+        if limit is not None and len(examples) >= limit:
+            break
+        text = _review_text(line, f"{path}:{number + 1}") if reviews else line.strip()
+        if text:
+            examples.append(Example(f"unsup/{number}", text, UNLABELLED))
+    if not examples:
+        raise HarnessError(f"{path}: no unlabelled texts")
+    return examples
+
+
+def _lines(path: Path) -> Any:
+    """``(number from 0, line)`` of a UTF-8 text file, gzipped when its name ends in ``.gz``."""
+    import gzip
+
+    try:
+        handle = gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
+        with handle:
+            yield from enumerate(handle)
+    except OSError as exc:
+        raise HarnessError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise HarnessError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _review_text(line: str, where: str) -> str:
+    import ast
+    import json
+
+    if not line.strip():
+        return ""
+    try:
+        review = json.loads(line)
+    except json.JSONDecodeError:
+        try:
+            review = ast.literal_eval(line.strip())
+        except (ValueError, SyntaxError):
+            raise HarnessError(f"{where}: neither JSON nor a Python dict literal") from None
+    if not isinstance(review, dict) or not isinstance(review.get("reviewText", ""), str):
+        raise HarnessError(f"{where}: expected an object with a reviewText string")
+    return " ".join(str(review[k]).strip() for k in ("summary", "reviewText") if str(review.get(k, "")).strip())
+
+
 # --- the data module ---------------------------------------------------------------------------------------------
 
 

@@ -43,3 +43,10 @@ def test_tf_ema_ramps_the_decay_with_the_update_count():
     assert update(avg, cur, 10**6).item() == pytest.approx(1e-4)  # capped at 0.9999
     count = torch.tensor(5)
     assert torch.equal(update(count, torch.tensor(7), 3), torch.tensor(7))  # integer buffers are copied
+
+
+def test_tf_ema_without_num_updates_keeps_the_decay_constant():
+    update = tf_ema_avg_fn(0.9999, ramp=False)
+    avg, cur = torch.zeros(1), torch.ones(1)
+    assert update(avg, cur, 0).item() == pytest.approx(1e-4)  # no ramp: 0.9999 from the first update
+    assert update(torch.full((1,), 3.0), torch.ones(1), 5).item() == pytest.approx(3 - 2e-4)

@@ -22,7 +22,7 @@ PIECES = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "a", "movie", "fi
 def test_there_is_a_uda_and_a_supervised_config_per_dataset() -> None:
     assert [p.name for p in CONFIGS] == [
         f"full-{task}-bert-{objective}.yaml"
-        for task in ("dbpedia", "imdb", "yelp-2", "yelp-5")
+        for task in ("amazon-2", "amazon-5", "dbpedia", "imdb", "yelp-2", "yelp-5")
         for objective in ("supervised", "uda")
     ]
 

@@ -100,3 +100,53 @@ def test_back_translation_reads_the_paraphrase_file(tiny_imdb: Path, tmp_path: P
 def test_hashed_ids_keep_the_last_words() -> None:
     ids = hashed_ids([f"w{i}" for i in range(10)], 100, 4)
     assert ids[0] == 1 and ids[1:] == hashed_ids(["w7", "w8", "w9"], 100, 4)[1:] and len(ids) == 4
+
+
+def test_imdb_adds_its_unlabelled_reviews(tiny_imdb: Path) -> None:
+    unsup = next(tiny_imdb.rglob("unsup"))  # aclImdb/train/unsup, as the archive has it
+    data = TextUDADataModule("imdb", str(tiny_imdb), per_class=2, unlabelled_extra=str(unsup), seed=0)
+    data.setup()
+    assert data.num_unlabelled == 16 + 1 and data.num_classes == 2
+    extra = data.train[data.unlabelled_at[-1]]
+    assert extra.id == "unsup/0_0" and extra.text.startswith("An unlabelled review")
+    assert all(data.train[p].label >= 0 for p in data.labelled_at)  # never drawn as a labelled example
+
+
+def test_yelp_reads_external_amazon_reviews_alone(tmp_path: Path) -> None:
+    import gzip
+    import json
+
+    from tasks.text_classification.fixtures import write_tiny_text_classification
+
+    yelp = write_tiny_text_classification(tmp_path / "yelp", "yelp-2", per_class=4, test_per_class=2)
+    reviews = tmp_path / "reviews_Books_5.json.gz"  # McAuley et al.'s format: one review object per line
+    rows = [json.dumps({"reviewerID": "A1", "asin": "B1", "summary": "Zebra", "reviewText": "quagga okapi"}),
+            "{'reviewerID': 'A2', 'summary': '', 'reviewText': 'loose dict literal'}",  # the larger dumps' format
+            json.dumps({"reviewerID": "A3", "summary": "third", "reviewText": "left out by the size"})]  # fmt: skip
+    with gzip.open(reviews, "wt", encoding="utf-8") as handle:
+        handle.write("\n".join(rows) + "\n")
+    paraphrases = tmp_path / "paraphrases.tsv"
+    paraphrases.write_text("unsup/0\tstriped horse\n", encoding="utf-8")
+    data = TextUDADataModule("yelp-2", str(yelp), per_class=2, unlabelled_size=0, unlabelled_extra=str(reviews),
+                             unlabelled_extra_size=2, batch_size=1, unlabelled_ratio=2, augment="backtranslation",
+                             paraphrases=str(paraphrases), seed=0)  # fmt: skip
+    data.setup()
+    texts = [data.train[p].text for p in data.unlabelled_at]
+    assert texts == ["Zebra quagga okapi", "loose dict literal"]  # the external reviews alone
+    original, augmented = data.unlabelled_batch([0, 1], random.Random(0))
+    assert original[0].tolist() == hashed_ids(["zebra", "quagga", "okapi"], 8192, 64)
+    assert augmented[0].tolist()[:3] == hashed_ids(["striped", "horse"], 8192, 64)  # its paraphrase, by its id
+
+
+def test_a_file_of_one_text_per_line_and_a_bad_review_line(tmp_path: Path) -> None:
+    from tasks.text_classification.data import read_unlabelled
+
+    lines = tmp_path / "unlabelled.txt"
+    lines.write_text("first review\n\n  second review  \nthird\n", encoding="utf-8")
+    assert [(e.id, e.text) for e in read_unlabelled(lines)] == [
+        ("unsup/0", "first review"), ("unsup/2", "second review"), ("unsup/3", "third")]  # fmt: skip
+    assert len(read_unlabelled(lines, limit=1)) == 1
+    bad = tmp_path / "reviews.jsonl"
+    bad.write_text('{"reviewText": "fine"}\nnot json at all\n', encoding="utf-8")
+    with pytest.raises(HarnessError, match=r"reviews.jsonl:2: neither JSON"):
+        read_unlabelled(bad)
