@@ -15,16 +15,27 @@ alpha``; ``alpha = 0`` is the plain log-probability. ``|Y|`` counts ``eos``. Sha
 arXiv:1503.03535, as used by LAS and SpecAugment) adds ``lm_weight`` times a language model's log-probability of
 each token: ``log P(Y) = sum_t log p(y_t | ...) + lm_weight * log p_LM(y_t | y_<t)``.
 
+Coverage penalty (optional, ``coverage``): GNMT's ``cp(X; Y)`` (Wu et al. 2016, eq. 14) as tensorflow/lingvo's
+beam search computes it (``lingvo/core/ops/beam_search_step_op_kernels.cc``, ``coverage_penalty`` and
+``target_seq_length_ratio`` ``r``): with ``c_j`` the attention probability the decoder put on source position ``j``
+summed over the steps that produced ``Y`` (``eos`` included), ``cp = r * beta * sum_j log(clip(c_j / r, 0.001,
+0.5))`` over the source's valid positions, added to a finished hypothesis's score: ``log P(Y) / lp(Y) + cp``. As in
+lingvo it ranks finished hypotheses only; live beams are still chosen by ``log P``. The cap at 0.5 (GNMT's is 1.0)
+stops penalising a position once it is reasonably covered; the floor keeps the log finite. Without ``coverage`` the
+search is exactly the one described above.
+
 Search. Each step extends every live beam by every token and keeps the ``beam_size`` best live extensions by
 ``log P``; an extension ending in ``eos`` becomes a finished hypothesis instead. Live beams that reach ``max_len``
 tokens finish as they are. The search stops early once ``beam_size`` hypotheses are finished and no live beam can
 still beat the worst of the best ``beam_size``: a live beam's normalised score can be at most ``log P(prefix) /
-lp(max_len)``, because log-probabilities only fall and ``lp`` only grows with length.
+lp(max_len)``, because log-probabilities only fall and ``lp`` only grows with length (plus, with a coverage
+penalty, its largest value, every position covered: ``r * beta * S * log 0.5`` for ``S`` valid positions).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +48,29 @@ StepFn = Callable[[torch.Tensor, Any], tuple[torch.Tensor, Any]]
 class Hypothesis:
     tokens: tuple[int, ...]  # after bos; ends with eos unless the search reached max_len
     log_prob: float  # log P(Y), with the fused LM term
-    score: float  # log P(Y) / lp(Y)
+    score: float  # log P(Y) / lp(Y), plus the coverage penalty when the search has one
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The coverage penalty's inputs: ``beta`` (lingvo's ``coverage_penalty``), ``attention(state)`` giving each live
+    beam's attention probabilities ``(N, S)`` of the step just taken (from the state ``step`` returned; padded
+    positions are ignored), each source's valid positions ``source_lengths`` (one per source) and lingvo's
+    ``target_seq_length_ratio`` ``ratio`` (default 1)."""
+
+    beta: float
+    attention: Callable[[Any], torch.Tensor]
+    source_lengths: Sequence[int]
+    ratio: float = 1.0
+
+    def penalty(self, cumulative: torch.Tensor, source: int) -> float:
+        """``r * beta * sum_j log(clip(c_j / r, 0.001, 0.5))`` over the valid positions of ``cumulative (S,)``."""
+        covered = (cumulative[: int(self.source_lengths[source])].double() / self.ratio).clamp(0.001, 0.5)
+        return self.ratio * self.beta * float(covered.log().sum())
+
+    def largest(self, source: int) -> float:
+        """The penalty when every valid position is covered (the cap): no hypothesis of ``source`` gets more."""
+        return self.ratio * self.beta * int(self.source_lengths[source]) * math.log(0.5)
 
 
 def length_penalty(length: int, alpha: float, norm: str = "gnmt") -> float:
@@ -67,6 +100,7 @@ class _Beams:
     segments: list[tuple[int, int, int]]  # (source, first row, end row) of each unfinished source
     state: Any
     lm_state: Any
+    coverage: torch.Tensor | None = None  # (N, S): each live beam's attention summed over its steps (with coverage)
 
 
 @dataclass
@@ -76,15 +110,22 @@ class _Kept:
     segments: list[tuple[int, int, int]]
 
 
-def _scores(beams: _Beams, step: StepFn, lm_step: StepFn | None, lm_weight: float) -> tuple[torch.Tensor, _Beams]:
-    """``log P(prefix) + log p(token)`` for every live beam and token ``(N, V)``, and the beams with new states."""
+def _scores(
+    beams: _Beams, step: StepFn, lm_step: StepFn | None, lm_weight: float, coverage: Coverage | None
+) -> tuple[torch.Tensor, _Beams]:
+    """``log P(prefix) + log p(token)`` for every live beam and token ``(N, V)``, and the beams with new states (and,
+    with ``coverage``, their attention summed up to this step: what any token chosen now is finished with)."""
     token_log_probs, state = step(beams.prefixes, beams.state)
     lm_state = beams.lm_state
     if lm_step is not None:
         lm_log_probs, lm_state = lm_step(beams.prefixes, beams.lm_state)
         token_log_probs = token_log_probs + lm_weight * lm_log_probs
     total = beams.log_probs[:, None] + token_log_probs.float()
-    return total, _Beams(beams.prefixes, beams.log_probs, beams.segments, state, lm_state)
+    covered = beams.coverage
+    if coverage is not None:
+        attention = coverage.attention(state).float()
+        covered = attention if covered is None else covered + attention
+    return total, _Beams(beams.prefixes, beams.log_probs, beams.segments, state, lm_state, covered)
 
 
 def _select(
@@ -112,19 +153,29 @@ class _Rules:
     max_len: int
     alpha: float
     norm: str
+    coverage: Coverage | None = None
 
-    def hypothesis(self, prefix: torch.Tensor, token: int, log_prob: float) -> Hypothesis:
-        """``prefix`` (bos first) extended by ``token``, finished with its normalised score."""
+    def hypothesis(
+        self, prefix: torch.Tensor, token: int, log_prob: float, source: int, covered: torch.Tensor | None
+    ) -> Hypothesis:
+        """``prefix`` (bos first) extended by ``token``, finished with its normalised score (plus the coverage
+        penalty of ``covered``, its attention summed over its steps, when the search has one)."""
         generated = (*prefix[1:].tolist(), token)
-        return Hypothesis(generated, log_prob, log_prob / length_penalty(len(generated), self.alpha, self.norm))
+        score = log_prob / length_penalty(len(generated), self.alpha, self.norm)
+        if self.coverage is not None and covered is not None:
+            score = score + self.coverage.penalty(covered, source)
+        return Hypothesis(generated, log_prob, score)
 
-    def cannot_improve(self, finished: list[Hypothesis], best_live: float) -> bool:
+    def cannot_improve(self, finished: list[Hypothesis], best_live: float, source: int) -> bool:
         """Whether ``beam_size`` hypotheses are finished and no live beam (the best at ``log P = best_live``) can
         reach the worst of the best of them."""
         if len(finished) < self.beam_size:
             return False
         worst_kept = sorted((h.score for h in finished), reverse=True)[self.beam_size - 1]
-        return worst_kept >= best_live / length_penalty(self.max_len, self.alpha, self.norm)
+        bound = best_live / length_penalty(self.max_len, self.alpha, self.norm)
+        if self.coverage is not None:
+            bound = bound + self.coverage.largest(source)
+        return worst_kept >= bound
 
 
 def _prune(beams: _Beams, total: torch.Tensor, finished: list[list[Hypothesis]], last: bool, rules: _Rules) -> _Kept:
@@ -134,12 +185,17 @@ def _prune(beams: _Beams, total: torch.Tensor, finished: list[list[Hypothesis]],
     for source, first, end in beams.segments:
         keep, ends = _select(total[first:end], rules.eos, rules.beam_size)
         prefixes = beams.prefixes[first:end]
-        finished[source] += [rules.hypothesis(prefixes[row], rules.eos, value) for row, value in ends]
+        covered = beams.coverage[first:end] if beams.coverage is not None else [None] * (end - first)
+        finished[source] += [
+            rules.hypothesis(prefixes[row], rules.eos, value, source, covered[row]) for row, value in ends
+        ]
         best_live = max((value for _, _, value in keep), default=None)
-        if best_live is None or rules.cannot_improve(finished[source], best_live):
+        if best_live is None or rules.cannot_improve(finished[source], best_live, source):
             continue
         if last:  # live beams finish as they are
-            finished[source] += [rules.hypothesis(prefixes[row], token, value) for row, token, value in keep]
+            finished[source] += [
+                rules.hypothesis(prefixes[row], token, value, source, covered[row]) for row, token, value in keep
+            ]
             continue
         kept.segments.append((source, len(kept.rows), len(kept.rows) + len(keep)))
         kept.rows.extend(first + row for row, _, _ in keep)
@@ -153,7 +209,8 @@ def _advance(beams: _Beams, kept: _Kept, total: torch.Tensor) -> _Beams:
     tokens = torch.tensor(kept.tokens, device=total.device)
     prefixes = torch.cat([beams.prefixes[parents], tokens[:, None]], dim=1)
     state, lm_state = reorder(beams.state, parents), reorder(beams.lm_state, parents)
-    return _Beams(prefixes, total[parents, tokens], kept.segments, state, lm_state)
+    covered = None if beams.coverage is None else beams.coverage[parents]
+    return _Beams(prefixes, total[parents, tokens], kept.segments, state, lm_state, covered)
 
 
 def beam_search_batch(
@@ -170,21 +227,26 @@ def beam_search_batch(
     lm_step: StepFn | None = None,
     lm_state: Any = None,
     lm_weight: float = 0.0,
+    coverage: Coverage | None = None,
     device: torch.device | str = "cpu",
 ) -> list[list[Hypothesis]]:
     """The best ``beam_size`` hypotheses of each of ``sources`` independent searches, best first, decoded together:
     one ``step`` call per length scores the live beams of every unfinished source (rows grouped by source; ``state``
-    starts with one row per source). Each source is searched exactly as :func:`beam_search` searches it alone."""
+    starts with one row per source). Each source is searched exactly as :func:`beam_search` searches it alone.
+    ``coverage``: the optional coverage penalty (module docstring; its ``source_lengths`` one per source)."""
     if beam_size < 1 or max_len < 1 or alpha < 0 or lm_weight < 0 or sources < 1:
         given = f"sources={sources}, beam_size={beam_size}, max_len={max_len}, alpha={alpha}, lm_weight={lm_weight}"
         raise ValueError(f"need sources, beam_size, max_len >= 1 and alpha, lm_weight >= 0; got {given}")
+    if coverage is not None and (coverage.beta < 0 or coverage.ratio <= 0 or len(coverage.source_lengths) != sources):
+        given = f"beta={coverage.beta}, ratio={coverage.ratio}, {len(coverage.source_lengths)} source lengths"
+        raise ValueError(f"coverage needs beta >= 0, ratio > 0 and one source length per source; got {given}")
     finished: list[list[Hypothesis]] = [[] for _ in range(sources)]
     start = torch.full((sources, 1), bos, device=device)
     segments = [(source, source, source + 1) for source in range(sources)]
     beams = _Beams(start, torch.zeros(sources, device=device), segments, state, lm_state)
-    rules = _Rules(eos, beam_size, max_len, alpha, length_norm)
+    rules = _Rules(eos, beam_size, max_len, alpha, length_norm, coverage)
     for length in range(1, max_len + 1):
-        total, beams = _scores(beams, step, lm_step, lm_weight)
+        total, beams = _scores(beams, step, lm_step, lm_weight, coverage)
         kept = _prune(beams, total, finished, length == max_len, rules)
         if not kept.rows:
             break
@@ -205,13 +267,15 @@ def beam_search(
     lm_step: StepFn | None = None,
     lm_state: Any = None,
     lm_weight: float = 0.0,
+    coverage: Coverage | None = None,
     device: torch.device | str = "cpu",
 ) -> list[Hypothesis]:
     """The best ``beam_size`` hypotheses of one source, best first (see the module docstring for the scores and the
     search). ``alpha`` and ``lm_weight`` are at least 0: the early stop relies on scores that only fall with length.
-    ``device``: where the prefixes live (the step function's device)."""
+    ``coverage``: the optional coverage penalty (one source length). ``device``: where the prefixes live (the step
+    function's device)."""
     options = {"alpha": alpha, "length_norm": length_norm, "lm_step": lm_step, "lm_state": lm_state}
-    options |= {"lm_weight": lm_weight, "device": device}
+    options |= {"lm_weight": lm_weight, "coverage": coverage, "device": device}
     (found,) = beam_search_batch(
         step, sources=1, bos=bos, eos=eos, beam_size=beam_size, max_len=max_len, state=state, **options
     )

@@ -20,8 +20,14 @@ librispeech.py``, read for facts) and its decoder defaults (``lingvo/tasks/asr/d
 
 Shapes: features ``(B, T, 80, 3)``, lengths ``(B,)`` valid frames, decoder input tokens ``(B, U)`` (``bos``
 first, teacher forcing) -> logits ``(B, U, V)``. :func:`recognize_batch` decodes with
-:func:`nets.beam_search.beam_search_batch` (length normalisation; shallow fusion with :class:`LSTMLanguageModel`).
-The paper's coverage penalty is not implemented (README).
+:func:`nets.beam_search.beam_search_batch`: length normalisation, shallow fusion with :class:`LSTMLanguageModel`
+(Section 3.3: ``log P(y|x) + lambda log P_LM(y)``) and the coverage penalty ``c`` over the speller's attention
+(lingvo's definition, :class:`nets.beam_search.Coverage`).
+
+Variational weight noise (Graves 2011, as lingvo's ``global_vn`` applies it): :func:`noisy_weights` lists the
+tensors lingvo perturbs in these layers (``AddGlobalVN`` of its LSTM cells: weights and biases; embedding;
+additive attention: its three matrices; softmax: weight and bias), not the convolutional front end, which lingvo
+leaves clean; our attention's key bias (lingvo's attention has none) stays clean too.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from nets.beam_search import Hypothesis, beam_search_batch
+from nets.beam_search import Coverage, Hypothesis, beam_search_batch
 from nets.lstm import reverse_padded
 
 # LAS-d-w: depth d, width w; the paper's decoder (2 x 1024) unless a row says otherwise.
@@ -117,11 +123,12 @@ class AdditiveAttention(nn.Module):
         self.query = nn.Linear(query_dim, dim, bias=False)
         self.v = nn.Linear(dim, 1, bias=False)
 
-    def forward(self, keys: Tensor, memory: Tensor, mask: Tensor, query: Tensor) -> Tensor:
-        """``keys (B, T, A)`` (projected memory), ``memory (B, T, S)``, ``mask (B, T)``, ``query (B, Q)`` -> (B, S)."""
+    def forward(self, keys: Tensor, memory: Tensor, mask: Tensor, query: Tensor) -> tuple[Tensor, Tensor]:
+        """``keys (B, T, A)`` (projected memory), ``memory (B, T, S)``, ``mask (B, T)``, ``query (B, Q)`` -> the
+        context ``(B, S)`` and the attention weights ``(B, T)`` (0 on padding)."""
         scores = self.v(torch.tanh(keys + self.query(query)[:, None])).squeeze(-1)  # (B, T)
         weights = scores.masked_fill(~mask, float("-inf")).softmax(dim=-1)
-        return torch.bmm(weights[:, None], memory).squeeze(1)
+        return torch.bmm(weights[:, None], memory).squeeze(1), weights
 
 
 class Speller(nn.Module):
@@ -149,15 +156,15 @@ class Speller(nn.Module):
         return (*[zeros] * (2 * DECODER_LAYERS), memory.new_zeros(memory.shape[0], memory.shape[2]))
 
     def step(self, token: Tensor, state: tuple[Tensor, ...], keys: Tensor, memory: Tensor, mask: Tensor) -> Any:
-        """``token (B,)`` -> logits ``(B, V)`` and the new state."""
+        """``token (B,)`` -> logits ``(B, V)``, the new state and this step's attention weights ``(B, T)``."""
         x = torch.cat([self.embed(token), state[-1]], dim=-1)
         new: list[Tensor] = []
         for i, cell in enumerate(self.cells):
             h, c = cell(x, (state[2 * i], state[2 * i + 1]))
             new += [h, c]
             x = h
-        context = self.attention(keys, memory, mask, x)
-        return self.output(torch.cat([x, context], dim=-1)), (*new, context)
+        context, weights = self.attention(keys, memory, mask, x)
+        return self.output(torch.cat([x, context], dim=-1)), (*new, context), weights
 
 
 class LAS(nn.Module):
@@ -182,7 +189,7 @@ class LAS(nn.Module):
         state = self.speller.initial_state(memory)
         logits = []
         for u in range(targets.shape[1]):
-            out, state = self.speller.step(targets[:, u], state, keys, memory, mask)
+            out, state, _ = self.speller.step(targets[:, u], state, keys, memory, mask)
             logits.append(out)
         return torch.stack(logits, dim=1)
 
@@ -194,8 +201,31 @@ def las(variant: str = "las-4-1024", vocab_size: int = 16384, n_mels: int = 80, 
     return LAS(vocab_size=vocab_size, n_mels=n_mels, in_channels=in_channels, **VARIANTS[variant])
 
 
+def noisy_weights(model: LAS) -> list[str]:
+    """The names of the parameters variational weight noise perturbs (module docstring): all but the convolutional
+    front end's and the attention's key bias."""
+    return [
+        name
+        for name, _ in model.named_parameters()
+        if not name.startswith("listener.subsample.") and name != "speller.attention.keys.bias"
+    ]
+
+
+# The shallow-fusion LM by name: the paper says only "an LSTM language model"; its size was not read, so the one
+# variant is the budget tier's (ours).
+LM_VARIANTS: dict[str, dict[str, int]] = {"lstm-lm-2-256": {"dim": 256, "layers": 2}}
+
+
+def lstm_lm(variant: str = "lstm-lm-2-256", vocab_size: int = 31) -> LSTMLanguageModel:
+    """Build the fusion LM by name (:data:`LM_VARIANTS`)."""
+    if variant not in LM_VARIANTS:
+        raise ValueError(f"unknown LM variant {variant!r}; known: {', '.join(LM_VARIANTS)}")
+    return LSTMLanguageModel(vocab_size, **LM_VARIANTS[variant])
+
+
 class LSTMLanguageModel(nn.Module):
-    """The shallow-fusion LM: embedding, ``layers`` LSTM layers, softmax. ``(B, U) -> (B, U, V)``."""
+    """The shallow-fusion LM: embedding, ``layers`` LSTM layers, softmax. ``(B, U) -> (B, U, V)``. It is trained on
+    sentences framed as ``<s> y </s>`` (:mod:`reproductions.specaugment.lm`), so beam search can start it at ``<s>``."""
 
     def __init__(self, vocab_size: int, dim: int = 1024, layers: int = 2) -> None:
         super().__init__()
@@ -227,16 +257,23 @@ def recognize_batch(
     alpha: float = 0.0,
     lm: LSTMLanguageModel | None = None,
     lm_weight: float = 0.0,
+    coverage_penalty: float = 0.0,
 ) -> list[list[Hypothesis]]:
     """Beam search over a batch ``features (B, T, 80, 3)`` with valid ``lengths (B,)``: each utterance's hypotheses,
     best first (``beam_size`` 8 as in the paper). The utterances are searched independently, but every decoder step
-    runs once for the live beams of all of them: the encoder output rides in the search state, one row per beam."""
+    runs once for the live beams of all of them: the encoder output rides in the search state, one row per beam.
+    ``coverage_penalty`` > 0: the coverage penalty ``c`` over the speller's attention on the encoder frames."""
     memory, keys, mask = model.encode(features, lengths)
 
     def step(prefixes: Tensor, state: Any) -> tuple[Tensor, Any]:
-        speller_state, *source = state
-        logits, speller_state = model.speller.step(prefixes[:, -1], speller_state, *source)
-        return logits.log_softmax(-1), (speller_state, *source)
+        speller_state, _, *source = state
+        logits, speller_state, weights = model.speller.step(prefixes[:, -1], speller_state, *source)
+        return logits.log_softmax(-1), (speller_state, weights, *source)
+
+    coverage = None
+    if coverage_penalty:
+        valid = mask.sum(dim=1).tolist()  # encoder frames per utterance
+        coverage = Coverage(beta=coverage_penalty, attention=lambda state: state[1], source_lengths=valid)
 
     return beam_search_batch(
         step,
@@ -245,10 +282,11 @@ def recognize_batch(
         eos=eos,
         beam_size=beam_size,
         max_len=max_len,
-        state=(model.speller.initial_state(memory), keys, memory, mask),
+        state=(model.speller.initial_state(memory), mask.float(), keys, memory, mask),
         alpha=alpha,
         lm_step=None if lm is None else lm.step,
         lm_weight=lm_weight,
+        coverage=coverage,
         device=features.device,
     )
 

@@ -1,8 +1,9 @@
 """SpecAugment's learning-rate schedules B, D, L (arXiv 1904.08779v3, Section 3.2), torch-free.
 
 The rate ramps up linearly to its peak by step ``s_r``, holds until ``s_i``, decays exponentially to 1/100 of the
-peak at ``s_f``, and stays there. Uniform variational weight noise (std 0.075) starts at ``s_noise``. Peak 1e-3
-for LibriSpeech (Section 4.1). The step values are read from a restatement of the paper (README "Sources").
+peak at ``s_f``, and stays there. Variational weight noise (Gaussian, std 0.075: lingvo's ``vn_std``) starts at
+``s_noise``. Peak 1e-3 for LibriSpeech (Section 4.1). The step values are read from a restatement of the paper
+(README "Sources").
 
 Label smoothing (uncertainty 0.1): the paper turns it on only for part of LibriSpeech training because it
 destabilises training at low learning rates; :func:`label_smoothing` switches it off once the decay starts,

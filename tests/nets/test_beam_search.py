@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from nets.beam_search import Hypothesis, beam_search, beam_search_batch, length_penalty
+from nets.beam_search import Coverage, Hypothesis, beam_search, beam_search_batch, length_penalty
 
 BOS, EOS, VOCAB = 9, 0, 4  # tokens 0..3; bos is only ever a prefix
 
@@ -141,3 +141,65 @@ def test_a_batch_searches_each_source_as_it_would_alone(beam_size: int, alpha: f
 def test_batch_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match="sources"):
         beam_search_batch(table_step, sources=0, bos=BOS, eos=EOS, beam_size=1, max_len=2)
+
+
+# The coverage penalty (lingvo's definition): token probabilities that do not depend on the prefix (eos 0.5, token
+# 1 0.3, token 2 0.2) and an attention over 3 source positions that depends on the prefix's last token.
+COVERAGE_PROBS = [0.5, 0.3, 0.2, 1e-9]
+ATTENTION = {BOS: [0.6, 0.4, 0.0], 1: [0.0, 0.2, 0.8], 2: [0.1, 0.1, 0.1], 3: [0.0, 0.0, 0.0]}
+
+
+def _attending_step(prefixes: torch.Tensor, state: object) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probabilities ``(K, V)``; the new state is this step's attention ``(K, 3)``."""
+    log_probs = torch.tensor(COVERAGE_PROBS).log().expand(len(prefixes), -1)
+    return log_probs, torch.tensor([ATTENTION[int(p[-1])] for p in prefixes])
+
+
+def _covered(beta: float, lengths: list[int]) -> Coverage:
+    return Coverage(beta=beta, attention=lambda state: state, source_lengths=lengths)
+
+
+def test_the_coverage_penalty_is_lingvos_on_a_hand_computed_case() -> None:
+    """By hand (max_len 2, every hypothesis kept): "eos" has log P = log 0.5 and summed attention (0.6, 0.4, 0),
+    clipped to [0.001, 0.5]: (0.5, 0.4, 0.001); "1 eos" has log 0.3 + log 0.5 and (0.6, 0.6, 0.8) -> (0.5, 0.5, 0.5).
+    With beta 0.5: "eos" scores log 0.5 + 0.5 (log 0.5 + log 0.4 + log 0.001) = -4.95, "1 eos" log 0.15 + 0.5 * 3 log
+    0.5 = -2.94, so the penalty turns the winner round; over 2 valid source positions "eos" wins again."""
+    common = {"bos": BOS, "eos": EOS, "beam_size": 16, "max_len": 2}
+    plain = beam_search(_attending_step, **common)
+    assert plain[0].tokens == (EOS,) and plain[0].score == pytest.approx(math.log(0.5))
+    found = beam_search(_attending_step, coverage=_covered(0.5, [3]), **common)
+    assert found[0].tokens == (1, EOS)
+    assert found[0].log_prob == pytest.approx(math.log(0.3 * 0.5))
+    assert found[0].score == pytest.approx(math.log(0.15) + 0.5 * 3 * math.log(0.5))
+    scores = {h.tokens: h.score for h in found}
+    assert scores[(EOS,)] == pytest.approx(math.log(0.5) + 0.5 * math.log(0.5 * 0.4 * 0.001))
+    assert scores[(1, 1)] == pytest.approx(math.log(0.09) + 0.5 * 3 * math.log(0.5))  # reached max_len: steps 1, 2
+    assert scores[(2, EOS)] == pytest.approx(math.log(0.1) + 0.5 * math.log(0.5 * 0.5 * 0.1))
+    two = beam_search(_attending_step, coverage=_covered(0.5, [2]), **common)  # position 3 is padding
+    assert two[0].tokens == (EOS,) and two[0].score == pytest.approx(math.log(0.5) + 0.5 * math.log(0.5 * 0.4))
+
+
+def test_a_zero_coverage_weight_changes_nothing() -> None:
+    common = {"bos": BOS, "eos": EOS, "beam_size": 3, "max_len": 5, "alpha": 0.6}
+    assert beam_search(_attending_step, coverage=_covered(0.0, [3]), **common) == beam_search(_attending_step, **common)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_with_coverage_a_batch_searches_each_source_as_alone(beam_size: int) -> None:
+    """Each source's own valid length, and the early stop's bound with the penalty: a batch of sources of 1, 2 and 3
+    valid positions finds what each finds alone, and a wide beam finds what every hypothesis scored finds."""
+    common = {"bos": BOS, "eos": EOS, "beam_size": beam_size, "max_len": 4, "alpha": 0.5}
+    together = beam_search_batch(_attending_step, sources=3, coverage=_covered(0.3, [1, 2, 3]), **common)
+    alone = [beam_search(_attending_step, coverage=_covered(0.3, [n]), **common) for n in (1, 2, 3)]
+    assert together == alone
+    wide = beam_search(_attending_step, coverage=_covered(0.3, [3]), **{**common, "beam_size": 3**4})
+    assert alone[2][0] == wide[0]
+
+
+def test_coverage_arguments_are_checked() -> None:
+    with pytest.raises(ValueError, match="one source length per source"):
+        beam_search_batch(
+            _attending_step, sources=2, bos=BOS, eos=EOS, beam_size=1, max_len=2, coverage=_covered(1, [3])
+        )
+    with pytest.raises(ValueError, match="beta >= 0"):
+        beam_search(_attending_step, bos=BOS, eos=EOS, beam_size=1, max_len=2, coverage=_covered(-1.0, [3]))

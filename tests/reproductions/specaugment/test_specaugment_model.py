@@ -19,7 +19,7 @@ def small_las(vocab: int = 12) -> LAS:
 
 def test_registered_variants_and_their_layers() -> None:
     repro = registry.reproduction("specaugment")
-    assert repro.model_ids() == ["las-4-1024", "las-6-1024", "las-6-1280", "las-2-128"]
+    assert repro.model_ids() == ["las-4-1024", "las-6-1024", "las-6-1280", "las-2-128", "lstm-lm-2-256"]
     assert repro.tiers[0] == "arch"
     with pytest.raises(ValueError, match="unknown LAS variant"):
         las("las-2-10")
