@@ -37,6 +37,7 @@ Figure 2's x-axis. With ``checkpoint`` (``fit: false``) it evaluates given weigh
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from collections.abc import Callable, Sequence
@@ -70,23 +71,26 @@ Row = tuple[list[int], int]  # a candidate's ids and where its scored suffix sta
 
 
 def sequence_scores(
-    lm: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    hidden: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    project: Callable[[torch.Tensor], torch.Tensor],
     ids: torch.Tensor,
     mask: torch.Tensor,
     scored: torch.Tensor,
     mean: bool = True,
 ) -> torch.Tensor:
     """Each row's log-probability of its scored symbols, summed or (``mean``) averaged: ``(B, K)`` for ids, mask and
-    scored ``(B, K, T)``. ``lm(ids, mask)`` gives next-symbol logits ``(N, T, V)``; symbol ``t`` is scored by the
-    logits at ``t - 1``, so the first symbol of a row is never scored."""
+    scored ``(B, K, T)``. ``hidden(ids, mask)`` gives the LM's last states ``(N, T, D)`` and ``project(h)`` their
+    next-symbol logits; symbol ``t`` is scored by the state at ``t - 1`` (the first symbol of a row never is). Only
+    the scored positions are projected onto the vocabulary (a RACE batch's every position would not fit a GPU)."""
     shape = ids.shape
     flat = ids.reshape(-1, shape[-1])
-    logits = lm(flat, mask.reshape(-1, shape[-1]))[:, :-1].float()
-    log_probs = logits.log_softmax(-1).gather(-1, flat[:, 1:, None])[..., 0]  # (N, T - 1)
-    weights = scored.reshape(-1, shape[-1])[:, 1:].to(log_probs.dtype)
-    total = (log_probs * weights).sum(-1)
+    states = hidden(flat, mask.reshape(-1, shape[-1]))[:, :-1]  # (N, T - 1, D): each predicts the next symbol
+    chosen = scored.reshape(-1, shape[-1])[:, 1:].bool()
+    log_probs = project(states[chosen]).float().log_softmax(-1)  # (S, V) for the S scored symbols
+    picked = log_probs.gather(-1, flat[:, 1:][chosen][:, None])[:, 0]
+    total = torch.zeros(chosen.shape, dtype=picked.dtype, device=picked.device).masked_scatter(chosen, picked).sum(-1)
     if mean:
-        total = total / weights.sum(-1).clamp(min=1)
+        total = total / chosen.sum(-1).clamp(min=1)
     return total.view(shape[:-1])
 
 
@@ -221,7 +225,7 @@ class ZeroShotDataModule(pl.LightningDataModule):
         n_ctx: int = 512,
         batch_size: int = 64,
         train_lines: int | None = None,
-        test_batch_size: int = 16,
+        test_batch_size: int = 8,
         released_bpe: str | None = None,
     ) -> None:
         super().__init__()
@@ -363,7 +367,9 @@ class GPTZeroShotSystem(pl.LightningModule):
     def scores(self, batch: tuple[torch.Tensor, ...], task: str) -> torch.Tensor:
         """Each candidate's score ``(B, K)``: SST-2 a word's log-probability, the others a mean per symbol."""
         ids, mask, scored = batch
-        return sequence_scores(self.model, ids, mask, scored, mean=task != "glue-sst2")
+        embedding = self.model.embedding_matrix()
+        hidden = functools.partial(self.model.hidden_states, embedding=embedding)
+        return sequence_scores(hidden, lambda h: h @ embedding.T, ids, mask, scored, mean=task != "glue-sst2")
 
     def on_test_start(self) -> None:
         self.tested = list(self.trainer.datamodule.test_tasks)

@@ -20,18 +20,36 @@ CONFIGS = Path(__file__).resolve().parents[3] / "reproductions" / "gpt" / "confi
 P = torch.tensor([[0.5, 0.25, 0.125, 0.125], [0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25], [0.7, 0.1, 0.1, 0.1]])
 
 
-def bigram(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    return P.log()[ids]  # (N, T, 4) logits whose softmax is P's row
+def one_hot(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.one_hot(ids, 4).float()  # (N, T, 4): the "state" is the symbol itself
+
+
+def bigram(h: torch.Tensor) -> torch.Tensor:
+    return h @ P.log()  # logits whose softmax is P's row of the symbol
 
 
 def test_sequence_scores_sum_or_average_the_scored_suffix():
     ids = torch.tensor([[[0, 1, 3, 0], [0, 2, 2, 0]]])  # two candidates of one example
     mask = torch.tensor([[[1, 1, 1, 0], [1, 1, 1, 1]]])
     scored = torch.tensor([[[0, 1, 1, 0], [0, 0, 1, 1]]])
-    total = sequence_scores(bigram, ids, mask, scored, mean=False)
+    total = sequence_scores(one_hot, bigram, ids, mask, scored, mean=False)
     expected = [math.log(0.25) + math.log(0.4), math.log(0.25) + math.log(0.25)]  # P(1|0) P(3|1); P(2|2) P(0|2)
     torch.testing.assert_close(total, torch.tensor([expected]))
-    torch.testing.assert_close(sequence_scores(bigram, ids, mask, scored), torch.tensor([expected]) / 2)
+    torch.testing.assert_close(sequence_scores(one_hot, bigram, ids, mask, scored), torch.tensor([expected]) / 2)
+
+
+def test_scoring_only_the_scored_positions_equals_the_lms_full_output():
+    from reproductions.gpt.model import GPT, GPTConfig
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab=13, n_ctx=8, dim=8, layers=2, heads=2, hidden=16)).eval()
+    ids = torch.randint(13, (2, 3, 6))
+    mask, scored = torch.ones_like(ids), (torch.arange(6) >= torch.tensor([[[2], [4], [5]]])).long().expand(2, 3, 6)
+    log_probs = model(ids.view(6, 6)).log_softmax(-1)[:, :-1].gather(-1, ids.view(6, 6)[:, 1:, None])[..., 0]
+    expected = (log_probs * scored.reshape(6, 6)[:, 1:]).sum(-1).view(2, 3)
+    embedding = model.embedding_matrix()
+    got = sequence_scores(model.hidden_states, lambda h: h @ embedding.T, ids, mask, scored, mean=False)
+    torch.testing.assert_close(got, expected)
 
 
 def test_threshold_maximises_the_training_sets_matthews_correlation():
