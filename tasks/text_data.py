@@ -1,5 +1,6 @@
 """One data module and one accuracy metric for the labelled text tasks read from their distributed formats: SNLI and
-SciTail (``tasks.entailment``), SST-5 (``tasks.sst``), RACE and Story Cloze (``tasks.multiple_choice``).
+SciTail (``tasks.entailment``), SST-5 (``tasks.sst``), RACE and Story Cloze (``tasks.multiple_choice``), DPRD
+(``tasks.dprd``).
 
 A family describes each task with a :class:`TextTaskSpec`: its split files, a reader giving :class:`Record` s
 (an id as the task's prediction file spells it, the raw text fields, the label's index in ``labels``), and what the
@@ -58,6 +59,7 @@ FAMILIES = {
     "race-m": "tasks.multiple_choice.data",
     "race-h": "tasks.multiple_choice.data",
     "story-cloze": "tasks.multiple_choice.data",
+    "dprd": "tasks.dprd.data",
 }
 
 
@@ -142,7 +144,8 @@ class TextTaskDataModule(pl.LightningDataModule):
     """A labelled text task of :data:`FAMILIES` from ``data_root``, in its distributed format.
 
     Args:
-        task: the task id (``snli``, ``scitail``, ``sst-5``, ``race``, ``race-m``, ``race-h``, ``story-cloze``).
+        task: the task id (``snli``, ``scitail``, ``sst-5``, ``race``, ``race-m``, ``race-h``, ``story-cloze``,
+            ``dprd``).
         data_root: the dataset folder or its parent (each family's docstring names the folder).
         batch_size: examples per batch.
         num_workers: data-loader worker processes.
@@ -231,6 +234,8 @@ class TextTaskDataModule(pl.LightningDataModule):
         if split == self.spec.splits[2]:
             return self.spec.references(self.folder)
         files = self.spec.files(self.folder, split)
+        if len(files) > 1 and (self.folder / split).is_dir():  # a split of many files in its own folder (RACE/dev)
+            return self.folder / split
         if len(files) != 1:
             raise HarnessError(f"{self.spec.task}: split {split!r} has {len(files)} files; only one can be scored")
         return self.folder / files[0]

@@ -68,6 +68,12 @@ SLOW_MODELS = {
     "xlnet-base": "117 M parameters and its embedding's 32,000 rows; xlnet-budget-* run the same code",
     "uda-bert-large": "335 M parameters; uda-bert-base and uda-budget-text run the same code (nets.bert)",
     "uda-bert-finetune": "BERT large again (another checkpoint of the same network)",
+    "gpt-lstm": "116 M parameters (a 40,478 x 2048 embedding); tests/reproductions/gpt/test_gpt_lstm runs it tiny",
+    **{f"gpt-transfer-{k}": "GPT again (Figure 2's sweep: the same network as gpt)" for k in range(13)},
+    **{
+        f"gpt-updates-{n}": "GPT again (Figure 2: the same network after fewer updates)"
+        for n in (1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000)
+    },
 }
 
 

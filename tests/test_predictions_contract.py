@@ -182,7 +182,7 @@ def _debian_corpora(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[An
 
 
 def _text_task(task_id: str, files: dict[str, Path], tmp: Path) -> tuple[Any, Scoring]:
-    """SNLI, SciTail, SST-5, RACE, Story Cloze: the example's data folder through ``TextTaskDataModule``, the
+    """SNLI, SciTail, SST-5, RACE, Story Cloze, DPRD: the example's data folder through ``TextTaskDataModule``, the
     example's answers as one-hot scores in loader order, in two batches."""
     import torch
 
@@ -257,6 +257,7 @@ FEEDERS: dict[str, Callable[[str, dict[str, Path], Path], tuple[Any, Scoring]]] 
     "tasks.entailment": _text_task,
     "tasks.sst": _text_task,
     "tasks.multiple_choice": _text_task,
+    "tasks.dprd": _text_task,
     "tasks.switchboard": _switchboard,
     "tasks.conll2003": _conll2003,
     "tasks.conll2012": _conll2012,

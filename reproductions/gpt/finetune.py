@@ -172,11 +172,12 @@ class TextSource:
     """A task of ``tasks.text_data`` (SNLI, SciTail, RACE, Story Cloze): trained on ``task``'s training split,
     tested on the test split of each of ``test_tasks`` (tasks of one folder, e.g. ``race-m``, ``race-h``, ``race``)."""
 
-    def __init__(self, folder: Path, task: str, test_tasks: Sequence[str]) -> None:
+    def __init__(self, folder: Path, task: str, test_tasks: Sequence[str], test_split: str | None = None) -> None:
         from tasks.text_data import TextTaskDataModule
 
+        splits = None if test_split is None else [test_split]
         self.module = TextTaskDataModule(task, folder)
-        self.tests = [TextTaskDataModule(name, folder) for name in test_tasks]
+        self.tests = [TextTaskDataModule(name, folder, test_splits=splits) for name in test_tasks]
         self.test_tasks = tuple(test_tasks)
 
     def verify(self) -> None:
@@ -192,7 +193,7 @@ class TextSource:
 
     def split(self, stage: str, index: int = 0) -> list[Example]:
         module = self.tests[index] if stage == "test" else self.module
-        split = module.spec.splits[("train", "val", "test").index(stage)]
+        split = module.test_splits[0] if stage == "test" else module.spec.splits[("train", "val").index(stage)]
         return [Example(r.id, r.fields, r.label) for r in module.records(split)]
 
     def scoring(self, index: int, folder: Path) -> Scoring:
@@ -217,6 +218,8 @@ class GPTTaskDataModule(pl.LightningDataModule):
         batch_size: examples per batch.
         num_workers: data-loader worker processes.
         released_bpe: the released model folder: encode with its vocabulary (``data.released_tokenizer``).
+        test_split: text tasks: the split the test loaders serve instead of the test split (e.g. ``dev``: Figure 2,
+            left, plots RACE's dev accuracy).
     """
 
     def __init__(
@@ -232,27 +235,28 @@ class GPTTaskDataModule(pl.LightningDataModule):
         batch_size: int = 32,
         num_workers: int = 0,
         released_bpe: str | None = None,
+        test_split: str | None = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
         self.data_root, self.row = Path(data_root), task_input(task)
         self.folder = self.data_root / (task_folder or TASK_FOLDERS[task])
-        self.source = self._source(task, list(test_tasks or [task]))
+        self.source = self._source(task, list(test_tasks or [task]), test_split)
         self.test_tasks = self.source.test_tasks
         self.inputs = GPTInputs(self.row.kind, vocab, max_part, max_length)
         self.regression = task in REGRESSION
         self.data_hash: str | None = None
         self.stages: dict[str, list[list[Example]]] = {}
 
-    def _source(self, task: str, test_tasks: list[str]) -> GlueSource | TextSource:
+    def _source(self, task: str, test_tasks: list[str], test_split: str | None) -> GlueSource | TextSource:
         if self.row.family == "glue":
-            if test_tasks != [task]:
-                raise HarnessError(f"test_tasks: a GLUE task tests on its own dev set(s); {task} got {test_tasks}")
+            if test_tasks != [task] or test_split is not None:
+                raise HarnessError(f"test_tasks, test_split: a GLUE task tests on its own dev set(s); {task} got those")
             return GlueSource(self.folder, task)
         for name in test_tasks:
             if TASK_FOLDERS.get(name) != TASK_FOLDERS[task] or task_input(name).kind != self.row.kind:
                 raise HarnessError(f"test_tasks: {name!r} is not read from {task}'s folder with {task}'s input layout")
-        return TextSource(self.folder, task, test_tasks)
+        return TextSource(self.folder, task, test_tasks, test_split)
 
     def verify(self) -> None:
         """Read every split; a missing or malformed file is one error naming it."""

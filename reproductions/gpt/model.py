@@ -55,11 +55,14 @@ class GPTConfig:
     attention_dropout: float = 0.1  # ``attn_pdrop``
     embedding_dropout: float = 0.1  # ``embd_pdrop``
     classifier_dropout: float = 0.1  # ``clf_pdrop``
+    block: str = "transformer"  # or "lstm": Table 5's baseline (reproductions.gpt.lstm), no position embeddings
 
 
 GPT_1 = GPTConfig()
 # The budget tier's model (README.md): a BPE vocabulary of 4,000 trained on debian-lm, 64 positions, 3 layers.
 GPT_BUDGET = GPTConfig(vocab=4000, n_ctx=64, dim=128, layers=3, heads=4, hidden=512)
+# Table 5's "single layer 2048 unit LSTM" in the same framework (reproductions/gpt/lstm.py says what is chosen).
+GPT_LSTM = GPTConfig(dim=2048, layers=1, heads=1, hidden=2048, block="lstm")
 
 
 class GPT(nn.Module):
@@ -71,11 +74,8 @@ class GPT(nn.Module):
         c = config
         self.tokens = nn.Embedding(c.vocab, c.dim)  # W_e
         self.special = nn.Embedding(n_special, c.dim) if n_special else None
-        self.positions = nn.Embedding(c.n_ctx, c.dim)  # W_p
-        self.blocks = nn.ModuleList(
-            TransformerBlock(c.dim, c.heads, c.hidden, c.dropout, c.attention_dropout, "gelu_tanh", eps=1e-5)
-            for _ in range(c.layers)
-        )
+        self.positions = nn.Embedding(c.n_ctx, c.dim) if c.block == "transformer" else None  # W_p
+        self.blocks = nn.ModuleList(_block(c) for _ in range(c.layers))
         self.apply(init_weights)
 
     def embedding_matrix(self) -> torch.Tensor:
@@ -91,8 +91,9 @@ class GPT(nn.Module):
         if t > self.config.n_ctx:
             raise ValueError(f"sequence length {t} exceeds the {self.config.n_ctx} learned positions")
         embedding = self.embedding_matrix() if embedding is None else embedding
-        positions = F.dropout(self.positions.weight[:t], self.config.embedding_dropout, self.training)
-        h = F.embedding(input_ids, embedding) + positions  # h_0 = U W_e + W_p
+        h = F.embedding(input_ids, embedding)  # h_0 = U W_e + W_p
+        if self.positions is not None:
+            h = h + F.dropout(self.positions.weight[:t], self.config.embedding_dropout, self.training)
         padding = None if attention_mask is None else attention_mask == 0
         for block in self.blocks:
             h = block(h, causal=True, padding=padding)
@@ -141,6 +142,16 @@ class GPTForTask(GPT):
         return self.logits(input_ids, attention_mask, lm=False)[0]
 
 
+def _block(c: GPTConfig) -> nn.Module:
+    if c.block == "lstm":
+        from reproductions.gpt.lstm import LSTMBlock
+
+        return LSTMBlock(c.dim, c.dropout)
+    if c.block != "transformer":
+        raise ValueError(f"unknown block {c.block!r}; known: transformer, lstm")
+    return TransformerBlock(c.dim, c.heads, c.hidden, c.dropout, c.attention_dropout, "gelu_tanh", eps=1e-5)
+
+
 def init_weights(module: nn.Module, std: float = 0.02) -> None:
     """Section 4.1: weights N(0, 0.02), biases 0; LayerNorm keeps gain 1 and bias 0."""
     if isinstance(module, nn.Linear | nn.Embedding):
@@ -157,7 +168,8 @@ def lm_loss(lm_logits: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor
     return ((nll * mask[:, 1:]).sum(1) / mask[:, 1:].sum(1).clamp(min=1)).mean()
 
 
-SIZES = {"gpt": GPT_1, "gpt-budget": GPT_BUDGET}  # reproductions.gpt.variants names each model id's size
+# reproductions.gpt.variants names each model id's size
+SIZES = {"gpt": GPT_1, "gpt-budget": GPT_BUDGET, "gpt-lstm": GPT_LSTM}
 
 
 def language_model(size: str = "gpt") -> GPT:

@@ -169,3 +169,16 @@ def test_a_shared_tokenizer_encodes_one_pair_per_option(race: Path) -> None:
     ids = encoded["input_ids"][1, 2][encoded["attention_mask"][1, 2].bool()].tolist()
     first = [tokenizer.word_id(w) for w in f"{article} {question}".split()]
     assert ids == [1, *first, 2, *[tokenizer.word_id(w) for w in options[2].split()], 2]
+
+
+def test_race_dev_split_is_scored_against_its_folder(race: Path, tmp_path: Path) -> None:
+    """A split of many files (RACE's dev) is scored against its split folder (Figure 2 of GPT reads RACE dev)."""
+    module = TextTaskDataModule("race", race, batch_size=100, test_splits=["dev"])
+    module.setup()
+    _, labels = next(iter(module.test_dataloader()))
+    scoring = module.scoring(0, tmp_path)
+    assert scoring.references == race / "RACE" / "dev" and len(scoring.ids) == len(labels)
+    metric = AnswerAccuracy()
+    metric.update(torch.nn.functional.one_hot(labels, 4).float(), labels)
+    written = metric.write_predictions(tmp_path, scoring)
+    assert score_race(scoring.references, written["predictions"]) == {"accuracy": 100.0}
