@@ -65,7 +65,7 @@ def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUN
     specs = [repro.model(model)] if model else list(repro.models)
     if not specs:
         raise HarnessError(f"reproduction {repro.id!r} registers no models: nothing to profile")
-    written = []
+    written, profiles = [], {}
     for spec in specs:
         config = {"build": spec.build, "kwargs": dict(spec.kwargs), "input_shape": list(spec.input_shape)}
         if spec.inputs:  # named inputs: every one is part of what was profiled
@@ -75,7 +75,11 @@ def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUN
             written.append(record_path(run_id, runs_dir))
             continue
         started = now()
-        prof = profile_model(spec)
+        # ids that differ only in how the network is trained (e.g. a sweep's) build the same network: profile it once
+        key = yaml.safe_dump(config, sort_keys=True)
+        if key not in profiles:
+            profiles[key] = profile_model(spec)
+        prof = profiles[key]
         metrics = {"params_m": prof.params / 1e6, "macs_m": prof.macs / 1e6, "params": prof.params, "macs": prof.macs}
         record = new_record(
             run_id=run_id, paper=repro.id, model=spec.id, tier="arch", dataset=spec.dataset, split="none", seed=0,

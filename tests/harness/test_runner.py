@@ -174,3 +174,28 @@ def test_a_record_keeps_its_own_loaders_metrics_only():
     ]
     assert runner._test_metrics(results, 0) == {"accuracy": 50.0, "tokens": 3.0}
     assert runner._test_metrics(results, 1) == {"accuracy": 75.0}
+
+
+def test_arch_tier_profiles_one_network_once(toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two ids of the same network (a sweep's ids differ only in training) get one profile and equal figures."""
+    import dataclasses
+
+    from harness import profile, registry
+
+    repro = registry.reproduction("toy-paper")
+    twin = dataclasses.replace(repro.model("toy-mlp"), id="toy-mlp-twin")
+    repro = dataclasses.replace(repro, models=(*repro.models, twin))
+    calls = []
+
+    def counted(spec):
+        calls.append(spec.id)
+        return real(spec)
+
+    real = profile.profile_model
+    monkeypatch.setattr(profile, "profile_model", counted)
+    records = {r.model: r for r in map(read_record, runner.run_arch(repro, runs_dir=toy / "runs"))}
+    assert sorted(calls) == ["toy-bow", "toy-mlp", "toy-mlp-wide"]
+    assert records["toy-mlp-twin"].metrics == records["toy-mlp"].metrics == {
+        "params": 1210, "params_m": 0.00121, "macs": 1184, "macs_m": 0.001184
+    }  # fmt: skip
+    assert records["toy-mlp-twin"].run_id != records["toy-mlp"].run_id
