@@ -1,6 +1,7 @@
 """Benchmark: where the default `dvc repro` spends its time, run by run and phase by phase.
 
     .venv/bin/python benchmarks/bench_repro.py [--paper P ...] [--tier T ...] [--max-steps N] [--threads K] [--json F]
+    .venv/bin/python benchmarks/bench_repro.py --records results/runs [--paper P ...]
 
 Runs each `harness run` command of the default pipeline (params.yaml, as `scripts/pipeline.py stage` would, in
 order) in a fresh Python process, as the stage does, with records going to a temporary folder (never results/).
@@ -16,6 +17,10 @@ the stage's worker pool).
 stage ran them before (one `harness run` process after another, threads unset, an ingest per run) and as it runs
 them now (``scripts/pipeline.py``'s worker pool: ``--jobs`` workers, one thread each, one ingest), and prints the
 ratio, the reference ``ref`` and the load average around each.
+
+``--records results/runs`` reads a finished pipeline's run records instead (nothing is run): per stage its span, its
+runs' summed time and their ratio (the runs in flight on average), per tier the run-seconds, the slowest runs, and
+the time between stages; this is the table to read after a timed `dvc repro` from a fresh clone.
 
 Every timing on a shared machine depends on the load: the output starts and ends with the load average and with
 ``ref``, a fixed single-thread workload (a small conv net's forward and backward) timed in the parent at the start
@@ -193,10 +198,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the table as JSON here")
     parser.add_argument("--compare", action="store_true", help="time the stage's old way against its worker pool")
     parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="workers of the pool (--compare)")
+    parser.add_argument("--records", type=Path, help="time a finished pipeline from its run records (a results/runs)")
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return 0
+    if args.records:
+        return from_records(args.records, args.paper, args.tier)
     runs = pipeline_runs(args.paper, args.tier)
     if args.compare:
         return compare(runs, args.max_steps, args.jobs)
@@ -209,6 +217,54 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"run": label(run), **run, **clock})
         print_row(label(run), clock, ref)
     summarise(rows, ref, args.json)
+    return 0
+
+
+def from_records(folder: Path, papers: list[str] | None, tiers: list[str] | None) -> int:
+    """Where a finished pipeline's time went, read from its run records (nothing is run): per paper (a DVC stage) the
+    span from its first run's start to its last run's end, the sum of its runs' times and their ratio (how many runs
+    were in flight on average: the worker pool's use of the cores), per tier the run-seconds, and the slowest runs;
+    then the whole span and the time between the stages' spans (DVC, pool start-up, ingest and report). Every time
+    is also given in units of ``ref``, timed now: compare two machines' tables in those units only."""
+    from harness.errors import HarnessError
+    from harness.records import read_record
+
+    records = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            record = read_record(path)
+        except HarnessError as exc:
+            print(f"skipped: {exc}", file=sys.stderr)
+            continue
+        if (not papers or record.paper in papers) and (not tiers or record.tier in tiers):
+            records.append(record)
+    if not records:
+        print(f"no run records in {folder}", file=sys.stderr)
+        return 1
+    ref = reference_seconds()
+    print(f"load average {load_average()}; ref {ref:.3f} s (timed now); {len(records)} records of {folder}")
+    seconds = {id(r): (r.finished_at - r.started_at).total_seconds() for r in records}
+    stages: dict[str, list[Any]] = {}
+    for record in sorted(records, key=lambda r: r.started_at):
+        stages.setdefault(record.paper, []).append(record)
+    print(f"{'stage':<22} {'runs':>5} {'span s':>8} {'run-s':>8} {'in flight':>9} {'span x ref':>10}  run-s per tier")
+    spans = 0.0
+    for paper, found in stages.items():
+        span = (max(r.finished_at for r in found) - min(r.started_at for r in found)).total_seconds()
+        total = sum(seconds[id(r)] for r in found)
+        per_tier: dict[str, float] = {}
+        for r in found:
+            per_tier[r.tier] = per_tier.get(r.tier, 0.0) + seconds[id(r)]
+        spans += span
+        tiers_text = ", ".join(f"{tier} {value:.0f}" for tier, value in per_tier.items())
+        print(f"{paper:<22} {len(found):>5} {span:>8.0f} {total:>8.0f} {total / max(span, 1e-9):>9.2f} "
+              f"{span / ref:>10.0f}  {tiers_text}")  # fmt: skip
+    whole = (max(r.finished_at for r in records) - min(r.started_at for r in records)).total_seconds()
+    print(f"whole: {whole:.0f} s from the first run's start to the last run's end ({whole / ref:.0f} x ref); the "
+          f"stages' spans {spans:.0f} s, between them {whole - spans:.0f} s")
+    print("slowest runs:")
+    for r in sorted(records, key=lambda r: -seconds[id(r)])[:12]:
+        print(f"  {seconds[id(r)]:7.1f} s  {r.paper} {r.tier} {r.model} seed {r.seed}")
     return 0
 
 

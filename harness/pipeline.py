@@ -15,12 +15,13 @@ for its own papers (:func:`plugin_layout`), without any file of this repository.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -309,7 +310,8 @@ def tier_commands(
 def stage(paper: str, layout: Layout, jobs: int | None = None) -> int:
     """Run the paper's tiers; stop at the first failure (records already written stay in results/runs/). The runs go
     to a pool of ``jobs`` worker processes (default: one per CPU), one torch thread each, each importing torch and
-    Lightning once for all the runs it is given; one ``harness ingest`` follows them."""
+    Lightning once for all the runs it is given; one ``harness ingest`` follows them, then ``harness report``, both in
+    this process (the venv's ``harness`` script would run the same code in a new interpreter)."""
     from harness.records import atomic_write_text
 
     params = load_params(layout.params)["papers"].get(paper)
@@ -323,14 +325,29 @@ def stage(paper: str, layout: Layout, jobs: int | None = None) -> int:
     commands = tier_commands(paper, params, harness, configs)
     code, runs = run_commands(commands, jobs or os.cpu_count() or 1, layout.harness)
     if any(run["run_ids"] for run in runs) or not commands:  # one ingest for the stage's runs (and chain parents)
-        subprocess.run([harness, "ingest"], check=False)
+        harness_command(["ingest"])
     if code != 0:
         return code
-    report = subprocess.run([harness, "report", "--paper", paper])
+    report, _ = harness_command(["report", "--paper", paper])
     summary = {"paper": paper, "params": params, "runs": runs}
-    write_metrics_and_plots(paper, [run_id for run in runs for run_id in run["run_ids"]], harness)
+    write_metrics_and_plots(paper, [run_id for run in runs for run_id in run["run_ids"]])
     atomic_write_text(STAGES_DIR / f"{paper}.json", json.dumps(summary, indent=2) + "\n", overwrite=True)
-    return report.returncode
+    return report
+
+
+def harness_command(argv: list[str], capture: bool = False) -> tuple[int, str]:
+    """``harness ARGV`` run in this process: its exit status, and with ``capture`` its standard output instead of
+    printing it (an error is one line on standard error, as from the command line)."""
+    from harness.cli import main as harness_main
+
+    if not capture:
+        code = harness_main(argv)
+        sys.stdout.flush()
+        return code, ""
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = harness_main(argv)
+    return code, buffer.getvalue()
 
 
 def run_commands(commands: list[tuple[str, list[str]]], jobs: int, shown_as: str) -> tuple[int, list[dict[str, Any]]]:
@@ -433,13 +450,13 @@ def stage_metrics(run_ids: list[str]) -> dict[str, Any]:
     return tree
 
 
-def write_metrics_and_plots(paper: str, run_ids: list[str], harness: str) -> None:
+def write_metrics_and_plots(paper: str, run_ids: list[str]) -> None:
     """The stage's ``metrics`` file and its ``plots`` file: one point per claim with a measured mean (reported vs
     measured, from ``harness report --json``)."""
     from harness.records import atomic_write_text
 
-    done = subprocess.run([harness, "report", "--paper", paper, "--json"], capture_output=True, text=True)
-    rows = json.loads(done.stdout) if done.returncode == 0 else []
+    code, printed = harness_command(["report", "--paper", paper, "--json"], capture=True)
+    rows = json.loads(printed) if code == 0 else []
     points = [
         {"claim": row["claim_id"], "metric": row["metric"], "tier": row["tier"], "reported": row["reported"],
          "measured": row["mean"]}

@@ -46,3 +46,24 @@ def test_one_training_step_of_the_budget_system(tmp_path):
     assert trainer.callback_metrics["train/lr"].item() == pytest.approx(0.2 * 32 / 256)
     (results,) = trainer.test(system, datamodule=data, verbose=False)
     assert set(results) == {"test/top1", "test/top5", "test/error"}
+
+
+@pytest.mark.parametrize("name", list(GOLDEN_PARAMS))
+def test_channels_last_is_the_same_computation(name):
+    """The budget config's ``channels_last`` changes the memory order only: same parameters, same outputs and
+    gradients up to float round-off."""
+    torch.manual_seed(0)
+    plain = AttentionAugmentedSystem(name, num_classes=10, image_size=28)
+    torch.manual_seed(0)
+    nhwc = AttentionAugmentedSystem(name, num_classes=10, image_size=28, channels_last=True)
+    assert all(torch.equal(a, b) for a, b in zip(plain.parameters(), nhwc.parameters(), strict=True))
+    last_conv = max((m for m in nhwc.modules() if isinstance(m, torch.nn.Conv2d)), key=lambda m: m.weight.numel())
+    assert last_conv.weight.is_contiguous(memory_format=torch.channels_last)
+    assert not last_conv.weight.is_contiguous()
+    images = torch.randn(8, 1, 28, 28)
+    out_plain, out_nhwc = plain(images), nhwc(images)
+    torch.testing.assert_close(out_nhwc, out_plain, rtol=1e-4, atol=1e-5)
+    out_plain.square().sum().backward()
+    out_nhwc.square().sum().backward()
+    for a, b in zip(plain.parameters(), nhwc.parameters(), strict=True):
+        torch.testing.assert_close(b.grad, a.grad, rtol=1e-3, atol=1e-4)

@@ -118,7 +118,7 @@ def test_two_phases_in_one_fit():
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
 def test_configs_are_valid(path):
-    tier = "full" if path.stem.startswith("full") else path.stem
+    tier = path.stem.split("-", 1)[0]  # full-cifar10 and budget-long are variants of their tier
     config = load_config(path, tier)
     for model in [config["model"], *(config.get("overrides") or {})]:
         resolved = resolve_config(config, tier, model, None, None)
