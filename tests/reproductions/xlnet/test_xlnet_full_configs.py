@@ -79,3 +79,28 @@ def test_checkpoint_on_the_command_line_names_the_weights_and_their_hash_the_run
     assert resolved["system"]["init_args"]["checkpoint"] == str(weights)
     key = _identity(resolved)
     assert "checkpoint" not in key["system"]["init_args"] and len(key["checkpoint_sha256"]) == 64
+
+
+TABLE_6_WEIGHTS = "xlnet-base-wikibooks-k6.safetensors"
+
+
+def test_table_6_xlnet_base_claims_judge_only_runs_from_its_pre_training() -> None:
+    """Table 6's XLNet-Base was pre-trained on BooksCorpus + Wikipedia with K = 6 (no released checkpoint): a full
+    config run with ``--model xlnet-base`` from other weights (the released, full-data XLNet-Base, say) writes a
+    record of the same model, dataset and split, which must not be judged against Table 6; only a run from weights
+    named ``xlnet-base-wikibooks-k6.safetensors`` (README.md, "Full tier") is."""
+    from harness.verdicts import matches
+    from tests.conftest import make_record
+
+    claims = [c for c in registered_claims("xlnet") if c.id.startswith("t6-xlnet-base-") and c.model == "xlnet-base"]
+    assert len(claims) == 6
+    configs = {"race": "full-race", "squad-v2.0": "full-squad-v2.0", "glue-sst2": "full-glue-sst2"}
+    configs |= {"glue-mnli-m": "full-glue-mnli", "glue-mnli-mm": "full-glue-mnli"}
+    for claim in claims:
+        config = load_config(CONFIGS / f"{configs[claim.dataset]}.yaml", "full")
+        for weights, judged in (("xlnet-base.safetensors", False), (TABLE_6_WEIGHTS, True)):
+            resolved = resolve_config(config, "full", "xlnet-base", 0, "/data", checkpoint=weights)
+            assert {"dataset": claim.dataset, "split": claim.split} in resolved["evaluate"]
+            record = make_record(paper="xlnet", model="xlnet-base", dataset=claim.dataset, split=claim.split,
+                                 protocol=None, metrics={claim.metric: 80.0}, config=resolved)  # fmt: skip
+            assert matches(claim, record) is judged, (claim.id, weights)
