@@ -260,8 +260,10 @@ def from_records(folder: Path, papers: list[str] | None, tiers: list[str] | None
         print(f"{paper:<22} {len(found):>5} {span:>8.0f} {total:>8.0f} {total / max(span, 1e-9):>9.2f} "
               f"{span / ref:>10.0f}  {tiers_text}")  # fmt: skip
     whole = (max(r.finished_at for r in records) - min(r.started_at for r in records)).total_seconds()
-    print(f"whole: {whole:.0f} s from the first run's start to the last run's end ({whole / ref:.0f} x ref); the "
-          f"stages' spans {spans:.0f} s, between them {whole - spans:.0f} s")
+    print(
+        f"whole: {whole:.0f} s from the first run's start to the last run's end ({whole / ref:.0f} x ref); the "
+        f"stages' spans {spans:.0f} s, between them {whole - spans:.0f} s"
+    )
     print("slowest runs:")
     for r in sorted(records, key=lambda r: -seconds[id(r)])[:12]:
         print(f"  {seconds[id(r)]:7.1f} s  {r.paper} {r.tier} {r.model} seed {r.seed}")
