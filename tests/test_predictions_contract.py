@@ -353,7 +353,10 @@ FAST_SMOKE = ("mobilenetv3", "smoke-lraspp.yaml")
 
 
 # known gaps, tracked in the papers' issues: strict, so the test says when one is closed
-KEPT_NO_PREDICTIONS: dict[tuple[str, str], str] = {}
+KEPT_NO_PREDICTIONS: dict[tuple[str, str], str] = {
+    ("specaugment", "smoke-lm.yaml"): "SpecAugment's fusion-LM stage (lm.py) logs word perplexity without keeping its "
+    "per-word log-probabilities as predictions yet (issue 18)",
+}
 
 
 def is_chain_stage(path: Path) -> bool:
