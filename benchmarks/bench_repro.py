@@ -220,6 +220,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def took(record: Any) -> float:
+    """A run record's wall time in seconds, from its start and end."""
+    return (record.finished_at - record.started_at).total_seconds()
+
+
 def from_records(folder: Path, papers: list[str] | None, tiers: list[str] | None) -> int:
     """Where a finished pipeline's time went, read from its run records (nothing is run): per paper (a DVC stage) the
     span from its first run's start to its last run's end, the sum of its runs' times and their ratio (how many runs
@@ -243,7 +248,6 @@ def from_records(folder: Path, papers: list[str] | None, tiers: list[str] | None
         return 1
     ref = reference_seconds()
     print(f"load average {load_average()}; ref {ref:.3f} s (timed now); {len(records)} records of {folder}")
-    seconds = {id(r): (r.finished_at - r.started_at).total_seconds() for r in records}
     stages: dict[str, list[Any]] = {}
     for record in sorted(records, key=lambda r: r.started_at):
         stages.setdefault(record.paper, []).append(record)
@@ -251,10 +255,10 @@ def from_records(folder: Path, papers: list[str] | None, tiers: list[str] | None
     spans = 0.0
     for paper, found in stages.items():
         span = (max(r.finished_at for r in found) - min(r.started_at for r in found)).total_seconds()
-        total = sum(seconds[id(r)] for r in found)
+        total = sum(took(r) for r in found)
         per_tier: dict[str, float] = {}
         for r in found:
-            per_tier[r.tier] = per_tier.get(r.tier, 0.0) + seconds[id(r)]
+            per_tier[r.tier] = per_tier.get(r.tier, 0.0) + took(r)
         spans += span
         tiers_text = ", ".join(f"{tier} {value:.0f}" for tier, value in per_tier.items())
         print(f"{paper:<22} {len(found):>5} {span:>8.0f} {total:>8.0f} {total / max(span, 1e-9):>9.2f} "
@@ -265,8 +269,8 @@ def from_records(folder: Path, papers: list[str] | None, tiers: list[str] | None
         f"stages' spans {spans:.0f} s, between them {whole - spans:.0f} s"
     )
     print("slowest runs:")
-    for r in sorted(records, key=lambda r: -seconds[id(r)])[:12]:
-        print(f"  {seconds[id(r)]:7.1f} s  {r.paper} {r.tier} {r.model} seed {r.seed}")
+    for r in sorted(records, key=lambda r: -took(r))[:12]:
+        print(f"  {took(r):7.1f} s  {r.paper} {r.tier} {r.model} seed {r.seed}")
     return 0
 
 
