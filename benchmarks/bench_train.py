@@ -3,7 +3,8 @@ bf16 autocast, channels_last and torch.compile each on and off, against the plai
 same run on the same device.
 
     .venv/bin/python benchmarks/bench_train.py [--device cpu|cuda] [--models ID,...] [--quick] [--batch B]
-        [--steps N] [--warmup N] [--modes all|plain] [--peak-tflops T] [--json FILE]
+        [--steps N] [--warmup N] [--modes all|plain|eager|compile] [--distinct] [--peak-tflops T]
+        [--json FILE]
 
 The models are the registry's (``harness models``), built from their papers' configs (``ModelSpec.instantiate``)
 at the inputs the registry declares for them (harness.profile makes them): the paper's input size with the batch
@@ -34,6 +35,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,12 @@ MODES = tuple(
     for comp, cl, bf16 in itertools.product((False, True), repeat=3)
 )
 REFERENCE = {"bf16": False, "channels_last": False, "compile": False}
+MODE_SETS = {
+    "all": MODES,
+    "plain": (REFERENCE,),
+    "eager": tuple(mode for mode in MODES if not mode["compile"]),
+    "compile": (REFERENCE, *(mode for mode in MODES if mode["compile"])),
+}
 
 
 # --- inputs and the step -------------------------------------------------------------------------------------------
@@ -110,16 +118,53 @@ def make_step(model: torch.nn.Module, bf16: bool, device: str):
     return step
 
 
+def build(spec: ModelSpec, device: str) -> torch.nn.Module:
+    """The model in training mode on ``device``, its parameters made there (a large model's initialisation on the
+    host would cost more than its steps on a GPU); ``.to`` moves whatever a module made on the host on purpose."""
+    with torch.device(device):
+        model = spec.instantiate()
+    return model.train().to(device)
+
+
 def step_flops(spec: ModelSpec, args: list, kwargs: dict, device: str) -> int:
-    """FLOPs of one fp32 eager training step (forward + backward), counted by FlopCounterMode."""
+    """Model FLOPs of one training step: 3 x the fp32 forward's, counted by FlopCounterMode (backward = 2 x forward,
+    the usual MFU convention). The backward is not counted itself: FlopCounterMode counts a grouped convolution's
+    weight gradient once per group too many (x64 for a 64-channel depthwise one, test_bench_train.py), which made
+    depthwise and CondConv networks' counts 10-100 times too large. The forward runs on the meta device (shapes
+    only: no memory, no time), or on ``device`` where a module cannot."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    torch.manual_seed(0)
-    model = spec.instantiate().train().to(device)
-    counter = FlopCounterMode(display=False, custom_mapping=_uncounted_kernels())
-    with counter:
-        make_step(model, False, device)(args, kwargs)
-    return counter.get_total_flops()
+    def forward_flops(where: str) -> int:
+        torch.manual_seed(0)
+        model = build(spec, where)
+        moved = [a.to(where) for a in args], {name: t.to(where) for name, t in kwargs.items()}
+        counter = FlopCounterMode(display=False, custom_mapping=_uncounted_kernels())
+        with counter, torch.no_grad():
+            model(*moved[0], **moved[1])
+        return counter.get_total_flops()
+
+    try:
+        return 3 * forward_flops("meta")
+    except Exception:  # noqa: BLE001 -- an op without a meta kernel: count on the real device
+        return 3 * forward_flops(device)
+
+
+def recount(rows: list[dict], peak: float | None) -> list[dict]:
+    """Rows of an earlier run (``--json``) with their FLOPs counted anew by ``step_flops`` at each row's batch, and
+    achieved TFLOP/s and MFU (against ``peak``) derived again from their measured step times, which stay as they
+    were. For a run on a card made before a counting fix: the card is not needed to correct it."""
+    models = registry.models()
+    flops: dict[tuple[str, int], int] = {}
+    for row in rows:
+        if "step_s" not in row:
+            continue
+        key = (row["model"], row["batch"])
+        if key not in flops:
+            inputs = batch_inputs(models[row["model"]][1], row["batch"], False, "cpu")
+            flops[key] = step_flops(models[row["model"]][1], inputs.args, inputs.kwargs, "cpu")
+        achieved = flops[key] / row["step_s"] / 1e12
+        row.update(flops_per_step=flops[key], achieved_tflops=achieved, mfu=achieved / peak if peak else None)
+    return rows
 
 
 def synchronize(device: str) -> None:
@@ -145,9 +190,11 @@ def timed_steps(step, args: list, kwargs: dict, device: str, warmup: int, steps:
 def _prepared(spec: ModelSpec, mode: dict[str, bool], args: list, kwargs: dict, device: str):
     """The model (channels_last, compiled as ``mode`` says), its step and the inputs in the matching layout."""
     torch.manual_seed(0)
-    model = spec.instantiate().train().to(device)
+    model = build(spec, device)
     if mode["channels_last"]:
-        model = model.to(memory_format=torch.channels_last)
+        for param in model.parameters():  # 4-D kernels only: Module.to refuses CondConv's 5-D expert kernels
+            if param.dim() == 4:
+                param.data = param.data.contiguous(memory_format=torch.channels_last)
         args = [a.contiguous(memory_format=torch.channels_last) for a in args]
     if mode["compile"]:
         torch._dynamo.reset()  # a fresh cache per model: many models share a forward's code (its recompile limit)
@@ -199,13 +246,21 @@ def cpu_peak_tflops() -> float | None:
     return torch.get_num_threads() * max(mhz) * 1e6 * per_cycle / 1e12 if mhz else None
 
 
-def peak_tflops(device: str, bf16: bool, override: float | None) -> float | None:
+def peak_tflops(device: str, override: float | None) -> float | None:
+    """One denominator for every mode: on CUDA the card's dense bf16 peak (fp32 convolutions run on the tensor cores
+    as TF32 by default, so an fp32 peak would be exceeded), on CPU the fp32 estimate."""
     if override:
         return override
     if device == "cpu":
         return cpu_peak_tflops()
     name = torch.cuda.get_device_name(0)
-    return next((peaks[0 if bf16 else 1] for key, peaks in CUDA_PEAKS if key in name), None)
+    return next((peaks[0] for key, peaks in CUDA_PEAKS if key in name), None)
+
+
+def network_key(spec: ModelSpec, quick: bool) -> str:
+    """What a step's cost depends on: the builder, its arguments and the inputs (ids of a sweep share it)."""
+    inputs = [(each.name, tuple(each.shape), str(each.dtype)) for each in spec.input_specs(test=quick)]
+    return repr((spec.build, sorted(spec.kwargs.items(), key=lambda item: item[0]), inputs))
 
 
 def applicable(spec: ModelSpec, mode: dict[str, bool], quick: bool) -> bool:
@@ -214,38 +269,55 @@ def applicable(spec: ModelSpec, mode: dict[str, bool], quick: bool) -> bool:
     return not mode["channels_last"] or (not spec.named_inputs and len(specs[0].shape) == 4)
 
 
-def bench_model(spec: ModelSpec, options: argparse.Namespace, modes: tuple[dict[str, bool], ...]) -> list[dict]:
-    """Every applicable mode of one model, the reference first; each row gets ``ratio`` to the reference."""
+def bench_model(spec: ModelSpec, options: argparse.Namespace, modes: tuple[dict[str, bool], ...]) -> Iterator[dict]:
+    """Every applicable mode of one model, the reference first, row by row; each row gets ``ratio`` to the
+    reference's throughput."""
     settings = {"device": options.device, "batch": options.batch, "quick": options.quick,
                 "warmup": options.warmup, "steps": options.steps}  # fmt: skip
-    rows: list[dict[str, Any]] = []
-    flops = None
+    flops = reference = None
     for mode in modes:
         if not applicable(spec, mode, options.quick):
             continue
-        peak = peak_tflops(options.device, mode["bf16"], options.peak_tflops)
+        peak = peak_tflops(options.device, options.peak_tflops)
         try:
             row = measure(spec, mode, flops=flops, peak_tflops=peak, **settings)
         except Exception as exc:  # noqa: BLE001 -- a mode that cannot run is reported, the others still are
             row = {"model": spec.id, "device": options.device, **mode, "error": f"{type(exc).__name__}: {exc}"[:200]}
+            if options.device == "cuda":
+                torch.cuda.empty_cache()  # an out-of-memory mode leaves its blocks cached
         flops = row.get("flops_per_step", flops)
-        rows.append(row)
-    reference = rows[0].get("throughput") if rows else None
-    for row in rows:
+        if mode == REFERENCE:
+            reference = row.get("throughput")
         row["ratio"] = row["throughput"] / reference if reference and "throughput" in row else None
-    return rows
+        yield row
 
 
 # --- the command ---------------------------------------------------------------------------------------------------
 
 
 def describe(row: dict[str, Any]) -> str:
-    mode = "+".join(name for name in ("bf16", "channels_last", "compile") if row[name]) or "fp32 eager"
+    mode = "fp32 eager" if (name := mode_name(row)) == "fp32" else name
     if "error" in row:
         return f"{row['model']:<28} {mode:<28} failed: {row['error']}"
     mfu = f"{100 * row['mfu']:6.2f}%" if row["mfu"] is not None else "     -"
     return (f"{row['model']:<28} {mode:<28} {row['step_s'] * 1000:9.1f} ms {row['throughput']:10.1f} {row['unit']}/s "
             f"{row['achieved_tflops']:8.4f} TFLOP/s  MFU {mfu}  x{row['ratio']:.2f}")  # fmt: skip
+
+
+def mode_name(mode: dict[str, bool]) -> str:
+    return "+".join(name for name in ("bf16", "channels_last", "compile") if mode[name]) or "fp32"
+
+
+def modes_named(text: str) -> tuple[dict[str, bool], ...]:
+    """A set's name (``all``, ``plain``, ``eager``, ``compile``) or modes by name, comma-separated: ``fp32`` (the
+    reference, always measured first), ``bf16``, ``bf16+channels_last+compile``, ..."""
+    if text in MODE_SETS:
+        return MODE_SETS[text]
+    by_name = {mode_name(mode): mode for mode in MODES}
+    unknown = [name for name in text.split(",") if name not in by_name]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown mode(s) {', '.join(unknown)}; known: {', '.join(by_name)}")
+    return (REFERENCE, *(by_name[name] for name in text.split(",") if name != "fp32"))
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -256,10 +328,31 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch", type=int, help="batch size (default: 32 on cuda, 4 on cpu; --quick: the tests')")
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--modes", choices=("all", "plain"), default="all", help="plain: fp32 eager only")
+    parser.add_argument(
+        "--modes",
+        default="all",
+        help="all; plain (fp32 eager only); eager (the four without compile); compile (the reference and the compiled "
+        "ones); or modes by name, comma-separated, e.g. fp32,bf16+compile",
+    )
+    parser.add_argument(
+        "--distinct",
+        action="store_true",
+        help="skip an id that builds the same network at the same inputs as an earlier one (sweeps)",
+    )
     parser.add_argument("--peak-tflops", type=float, help="the device's peak, for MFU (default: known or estimated)")
     parser.add_argument("--json", type=Path, help="also write the rows as a JSON list to this file")
+    parser.add_argument(
+        "--recount",
+        type=Path,
+        metavar="ROWS_JSON",
+        help="measure nothing: count the FLOPs of an earlier run's rows anew (see recount), print them "
+        "and write them to --json; give the card's --peak-tflops for its MFU",
+    )
     options = parser.parse_args(argv)
+    try:
+        modes_named(options.modes)
+    except argparse.ArgumentTypeError as exc:
+        parser.error(str(exc))
     if options.quick:
         options.warmup, options.steps = 1, 1
     elif options.batch is None:
@@ -269,6 +362,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     options = parse(argv)
+    if options.recount:
+        rows = recount(json.loads(options.recount.read_text()), options.peak_tflops)
+        for row in rows:
+            print(describe(row))
+        if options.json:
+            options.json.write_text(json.dumps(rows, indent=1) + "\n")
+        return
     models = registry.models()
     ids = options.models.split(",") if options.models else sorted(models)
     unknown = [i for i in ids if i not in models]
@@ -276,14 +376,20 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"bench_train: unknown model id(s) {', '.join(unknown)} (see `harness models`)")
     device = torch.cuda.get_device_name(0) if options.device == "cuda" else f"cpu, {torch.get_num_threads()} threads"
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}; device {device}; torch {torch.__version__}")
-    modes = MODES if options.modes == "all" else (REFERENCE,)
-    rows = []
+    modes = modes_named(options.modes)
+    rows, seen = [], set()
     for model_id in ids:
-        for row in bench_model(models[model_id][1], options, modes):
+        spec = models[model_id][1]
+        if options.distinct:
+            key = network_key(spec, options.quick)
+            if key in seen:
+                continue
+            seen.add(key)
+        for row in bench_model(spec, options, modes):
             print(describe(row), flush=True)
             rows.append(row)
-    if options.json:
-        options.json.write_text(json.dumps(rows, indent=1) + "\n")
+            if options.json:  # after every row, so a run stopped part-way keeps what it measured
+                options.json.write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":
