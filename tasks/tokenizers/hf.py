@@ -9,10 +9,12 @@ Trained models (:func:`train_bpe`, :func:`train_wordpiece`):
 - ``train_wordpiece``: BERT's WordPiece (``##`` continuation prefix, BERT's normaliser and pre-tokenizer).
 - ``bert_wordpiece``: a released BERT ``vocab.txt`` (Google's checkpoints) with BERT's basic tokenisation.
 
-Training is deterministic: the trainer's merges are, but the ids it gives symbols of equal count are not (hash-map
-order), so the vocabulary is renumbered before saving: special tokens first (in the order given), then the other
-base symbols sorted, then each merge's product in merge order (WordPiece: all its pieces sorted). The same texts
-and settings therefore give byte-identical ``tokenizer.json`` files. Offsets are ``tokenizers``' character
+Training is deterministic: the merges are learnt by :mod:`tasks.tokenizers.bpe_learn`, the library's BPE trainer
+with its hash-map orders made sorted ones (the library's own trainer learns different merges in different processes
+when counts tie, as they do on a small corpus), and the vocabulary is renumbered before saving: special tokens first
+(in the order given), then the other base symbols sorted, then each merge's product in merge order (WordPiece: all
+its pieces sorted). The same texts and settings therefore give byte-identical ``tokenizer.json`` files, in any
+process. Offsets are ``tokenizers``' character
 offsets, with the white space a byte-level token carries left out.
 """
 
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from tasks.tokenizers.bpe_learn import count_words, learn_bpe
 from tasks.tokenizers.core import BERT_TEMPLATE, TEXTS_ALONE, Encoding, Template, Tokenizer, pieces
 
 # role -> the token names that fill it, by convention
@@ -139,6 +142,15 @@ def _canonical(tokenizer: Any, specials: Sequence[str], template: Template | Non
     return rebuilt.to_str().encode("utf-8")
 
 
+def _word_counts(tokenizer: Any, texts: Iterable[str]) -> dict[str, int]:
+    """The words ``tokenizer``'s normaliser and pre-tokenizer make of ``texts``, counted (what the library's trainer
+    learns from)."""
+    normalizer = tokenizer.normalizer
+    return count_words(
+        texts, normalizer.normalize_str if normalizer else None, tokenizer.pre_tokenizer.pre_tokenize_str
+    )
+
+
 def _check_specials(template: Template | None, specials: Sequence[str]) -> None:
     missing = [token for token in (template.specials() if template else []) if token not in specials]
     if missing:
@@ -157,7 +169,7 @@ def train_bpe(
     """A BPE tokenizer learnt from ``texts`` (see the module docstring; ``lowercase`` applies to character BPE
     only; ``vocab_size`` counts the base symbols, the merges and the special tokens)."""
     from tokenizers import Tokenizer as RustTokenizer
-    from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
+    from tokenizers import decoders, models, normalizers, pre_tokenizers
 
     _check_specials(template, special_tokens)
     if byte_level:
@@ -165,6 +177,7 @@ def train_bpe(
         tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tokenizer.decoder = decoders.ByteLevel()
         options: dict[str, Any] = {"initial_alphabet": pre_tokenizers.ByteLevel.alphabet()}
+        unk = None
     else:
         unk = roles_of(special_tokens).get("unk")
         tokenizer = RustTokenizer(models.BPE(unk_token=unk, end_of_word_suffix="</w>"))
@@ -172,10 +185,12 @@ def train_bpe(
         tokenizer.normalizer = normalizers.Sequence(steps)
         tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tokenizer.decoder = decoders.BPEDecoder(suffix="</w>")
-        options = {"end_of_word_suffix": "</w>"}
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency, show_progress=False,
-                                  special_tokens=list(special_tokens), **options)  # fmt: skip
-    tokenizer.train_from_iterator(texts, trainer)
+        options = {"suffix": "</w>"}
+    vocab, merges = learn_bpe(_word_counts(tokenizer, texts), vocab_size, special_tokens, min_frequency=min_frequency,
+                              **options)  # fmt: skip
+    named = {"unk_token": unk, "end_of_word_suffix": options.get("suffix")}
+    tokenizer.model = models.BPE(vocab, merges, **{name: value for name, value in named.items() if value is not None})
+    tokenizer.add_special_tokens(list(special_tokens))
     return hf_tokenizer(_canonical(tokenizer, special_tokens, template), template)
 
 
@@ -189,16 +204,19 @@ def train_wordpiece(
 ) -> Tokenizer:
     """A BERT-style WordPiece tokenizer learnt from ``texts`` (layout ``[CLS] a [SEP] (b [SEP])`` by default)."""
     from tokenizers import Tokenizer as RustTokenizer
-    from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
+    from tokenizers import decoders, models, normalizers, pre_tokenizers
 
     _check_specials(template, special_tokens)
-    tokenizer = RustTokenizer(models.WordPiece(unk_token=roles_of(special_tokens).get("unk", "[UNK]")))
+    unk = roles_of(special_tokens).get("unk", "[UNK]")
+    tokenizer = RustTokenizer(models.WordPiece(unk_token=unk))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tokenizer.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, min_frequency=min_frequency, show_progress=False,
-                                        special_tokens=list(special_tokens))  # fmt: skip
-    tokenizer.train_from_iterator(texts, trainer)
+    # the library's WordPieceTrainer is its BpeTrainer with the continuing-subword prefix, its vocabulary kept whole
+    vocab, _ = learn_bpe(_word_counts(tokenizer, texts), vocab_size, special_tokens, min_frequency=min_frequency,
+                         prefix="##")  # fmt: skip
+    tokenizer.model = models.WordPiece(vocab, unk_token=unk)
+    tokenizer.add_special_tokens(list(special_tokens))
     return hf_tokenizer(_canonical(tokenizer, special_tokens, template), template)
 
 

@@ -5,6 +5,9 @@ written cases; content-addressed artifacts and the run records that cite them.""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 import zlib
 from pathlib import Path
@@ -29,6 +32,7 @@ from tasks.tokenizers import (
     register,
     save_tokenizer,
 )
+from tasks.tokenizers.bpe_learn import learn_bpe
 from tasks.tokenizers.elmo import batch_char_ids, sentence_char_ids, word_char_ids
 from tasks.tokenizers.hf import train_bpe, train_wordpiece
 from tasks.tokenizers.spm import train_sentencepiece
@@ -230,6 +234,69 @@ def test_training_twice_gives_the_same_file(trained: dict[str, Tokenizer], gloss
     assert train_bpe(glosses, 601).digest != trained["byte-bpe"].digest
     assert build_ulmfit_vocab(glosses, min_freq=3).digest != trained["ulmfit"].digest
     assert len(list(tmp_path.iterdir())) == 5  # no temporary file left behind
+
+
+def test_learn_bpe_by_hand() -> None:
+    """Sennrich et al.'s four words: (e, s) and (s, t) tie at 9, the pair of smaller ids (the alphabet by code point)
+    goes first; then (l, o) and (o, w) tie at 7 the same way; min_frequency stops at a count below it."""
+    counts = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    vocab, merges = learn_bpe(counts, 100, special_tokens=["<unk>"], min_frequency=7)
+    assert merges == [("e", "s"), ("es", "t"), ("l", "o"), ("lo", "w")]
+    assert vocab["<unk>"] == 0 and [t for t, _ in sorted(vocab.items(), key=lambda item: item[1])][1:4] == list("dei")
+    _, suffixed = learn_bpe(counts, 100, min_frequency=9, suffix="</w>")
+    assert suffixed == [("e", "s"), ("es", "t</w>")]  # the last symbol carries the suffix
+    vocab, prefixed = learn_bpe(counts, 100, min_frequency=9, prefix="##")
+    assert prefixed == [("##e", "##s"), ("##es", "##t")] and "##est" in vocab  # a continuing piece keeps one prefix
+
+
+def test_bpe_learnt_here_is_the_librarys_where_the_library_is_deterministic(glosses: list[str]) -> None:
+    """At 600 symbols no tie decides a merge, and the library's own trainers give these very files."""
+    from tokenizers import Tokenizer as RustTokenizer
+    from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
+
+    from tasks.tokenizers.hf import BERT_TEMPLATE, _canonical, hf_tokenizer
+
+    library = RustTokenizer(models.BPE(unk_token="<unk>", end_of_word_suffix="</w>"))
+    library.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+    library.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    library.decoder = decoders.BPEDecoder(suffix="</w>")
+    library.train_from_iterator(glosses, trainers.BpeTrainer(
+        vocab_size=600, min_frequency=2, show_progress=False, special_tokens=["<unk>"], end_of_word_suffix="</w>"))  # fmt: skip
+    ours = train_bpe(glosses, 600, byte_level=False, special_tokens=["<unk>"])
+    assert hf_tokenizer(_canonical(library, ["<unk>"], None)).digest == ours.digest
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    library = RustTokenizer(models.WordPiece(unk_token="[UNK]"))
+    library.normalizer = normalizers.BertNormalizer(lowercase=True)
+    library.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    library.decoder = decoders.WordPiece()
+    library.train_from_iterator(glosses, trainers.WordPieceTrainer(
+        vocab_size=600, min_frequency=2, show_progress=False, special_tokens=specials))  # fmt: skip
+    library_file = hf_tokenizer(_canonical(library, specials, BERT_TEMPLATE), BERT_TEMPLATE)
+    assert library_file.digest == train_wordpiece(glosses, 600).digest
+
+
+def test_bpe_training_gives_one_file_in_every_process(tmp_path: Path) -> None:
+    """At 2,000 symbols the last merges of WordNet's glosses tie at the minimum count: the library's trainer gave four
+    different files in four processes; ours gives one."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        textwrap.dedent("""
+        from pathlib import Path
+        from tasks.debian_corpora.sources import read_wordnet
+        from tasks.tokenizers.hf import train_bpe, train_wordpiece
+        documents = read_wordnet(Path("/"))
+        glosses = [next(documents).paragraphs[0] for _ in range(3000)]
+        print(train_bpe(glosses, 2000, byte_level=False, special_tokens=["<unk>"]).digest,
+              train_wordpiece(glosses, 2000).digest)
+    """)
+    )
+    if not WORDNET.is_file():
+        pytest.skip(f"{WORDNET} is missing: install wordnet-base (setup.sh)")
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    digests = {subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True, env=env,
+                              cwd=root).stdout for _ in range(3)}  # fmt: skip
+    assert len(digests) == 1 and len(digests.pop().split()) == 2
 
 
 def test_a_tokenizers_file_keeps_its_template(trained: dict[str, Tokenizer], tmp_path: Path) -> None:
