@@ -352,11 +352,8 @@ def scorer_key(metric: str, scored: dict[str, float]) -> str:
 FAST_SMOKE = ("mobilenetv3", "smoke-lraspp.yaml")
 
 
-# known gaps, tracked in the papers' issues: strict, so the test says when one is closed
-KEPT_NO_PREDICTIONS: dict[tuple[str, str], str] = {
-    ("specaugment", "smoke-lm.yaml"): "SpecAugment's fusion-LM stage (lm.py) logs word perplexity without keeping its "
-    "per-word log-probabilities as predictions yet (issue 18)",
-}
+# known gaps, tracked in the papers' issues (none today): strict, so the test says when one is closed
+KEPT_NO_PREDICTIONS: dict[tuple[str, str], str] = {}
 
 
 def is_chain_stage(path: Path) -> bool:

@@ -13,25 +13,32 @@ paper's LM recipe was not read: ours). It holds the LM as ``lm`` and the sha256 
 ``lm_vocabulary``, so an ASR config loads both with ``init_from: {config: <this stage>, prefixes: [lm]}`` and the
 ASR system can check that the LM speaks its vocabulary. Test: the word-level perplexity of the test file, ``exp``
 of the summed negative log-likelihood of every piece (``</s>`` included) over the number of words plus one ``</s>``
-per sentence (the count ``debian-lm``'s scorer uses): comparable across vocabularies. Logged as ``perplexity``,
-``nll`` (per word) and ``tokens`` (words counted).
+per sentence (the count ``debian-lm``'s scorer uses): comparable across vocabularies. A word's log-probability is
+the sum of its pieces' (:func:`word_numbers`: a piece belongs to the word it begins in; a character-level space to
+the word after it), ``</s>`` a word of its own; :class:`~tasks.debian_corpora.metric.TokenPerplexity` accumulates
+them, logged as ``perplexity``, ``nll`` (per word) and ``tokens`` (words counted), and keeps them as the run's
+predictions: ``log_probs.tsv``, one ``<word><TAB><log-probability>`` line per word, scored by ``debian-lm``'s scorer
+(WikiText-103's: each line's words, then ``<eos>``) against the test sentences, which
+:meth:`SentenceLMDataModule.scoring` writes one per line as the references.
 """
 
 from __future__ import annotations
 
-import math
+import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 from torch.nn import functional as F
 from torch.nn.utils.rnn import pad_sequence
 from torch.utils.data import DataLoader
 
 from harness.errors import HarnessError
+from harness.predictions import Scoring
 from reproductions.specaugment.model import lstm_lm
 from reproductions.specaugment.vocab import (
     BOS,
@@ -42,6 +49,8 @@ from reproductions.specaugment.vocab import (
     training_transcripts,
     vocabulary,
 )
+from tasks.debian_corpora.metric import TokenPerplexity
+from tasks.debian_corpora.score import EOS as END_OF_LINE
 
 IGNORE = -100
 
@@ -58,13 +67,32 @@ def read_sentences(path: Path, limit: int | None = None) -> list[str]:
     return sentences[:limit]
 
 
-def frame(vocab: Characters | WordPieces, sentences: Sequence[str]) -> tuple[Tensor, Tensor, Tensor]:
-    """Inputs ``<s> y`` and labels ``y </s>`` ``(B, U)`` (padded with ``</s>`` / :data:`IGNORE`) and each
-    sentence's words plus one for ``</s>`` ``(B,)``."""
+def frame(vocab: Characters | WordPieces, sentences: Sequence[str]) -> tuple[Tensor, Tensor]:
+    """Inputs ``<s> y`` and labels ``y </s>`` ``(B, U)``, padded with ``</s>`` / :data:`IGNORE`."""
     rows = [torch.tensor(vocab.encode(s), dtype=torch.long) for s in sentences]
     inputs = pad_sequence([F.pad(r, (1, 0), value=BOS) for r in rows], batch_first=True, padding_value=EOS)
     labels = pad_sequence([F.pad(r, (0, 1), value=EOS) for r in rows], batch_first=True, padding_value=IGNORE)
-    return inputs, labels, torch.tensor([len(s.split()) + 1 for s in sentences])
+    return inputs, labels
+
+
+def word_numbers(text: str, starts: Sequence[int]) -> list[int]:
+    """The word of ``text.split()`` (0-based) each piece belongs to, given the character each begins at
+    (``vocab.starts``): the word holding that character; white space goes with the word after it."""
+    begins = [match.start() for match in re.finditer(r"\S+", text)]
+    inside = [a < len(text) and not text[a].isspace() for a in starts]
+    return [min(bisect_right(begins, a) - flag, len(begins) - 1) for a, flag in zip(starts, inside, strict=True)]
+
+
+def word_positions(vocab: Characters | WordPieces, sentences: Sequence[str]) -> Tensor:
+    """Each label's word ``(B, U)`` as :func:`frame` lays the labels out, counted from the batch's first word: its
+    piece's word (:func:`word_numbers`), then ``</s>``, a word of its own; padding -1. Every sentence has
+    ``len(s.split()) + 1`` words, so the last sentence's ``</s>`` is the batch's last word."""
+    rows, first = [], 0
+    for s in sentences:
+        words = len(s.split())
+        rows.append(torch.tensor([first + w for w in word_numbers(s, vocab.starts(s))] + [first + words]))
+        first += words + 1
+    return pad_sequence(rows, batch_first=True, padding_value=-1)
 
 
 class SentenceLMDataModule(pl.LightningDataModule):
@@ -123,8 +151,16 @@ class SentenceLMDataModule(pl.LightningDataModule):
         text = "\n".join([*self.train_sentences, "", *self.test_sentences])
         self.data_hash = hashlib.sha256(f"{text}\n{self.vocab.digest}".encode()).hexdigest()
 
-    def collate(self, sentences: list[str]) -> tuple[Tensor, Tensor, Tensor]:
+    def collate(self, sentences: list[str]) -> tuple[Tensor, Tensor]:
         return frame(self.vocab, sentences)
+
+    def test_collate(self, sentences: list[str]) -> tuple[Tensor, Tensor, Tensor]:
+        """:func:`frame`'s inputs and labels and each label's word (:func:`word_positions`)."""
+        inputs, labels = frame(self.vocab, sentences)
+        positions = word_positions(self.vocab, sentences)
+        if positions.shape != labels.shape:
+            raise HarnessError(f"the vocabulary's piece offsets ({positions.shape}) do not match its pieces")
+        return inputs, labels, positions
 
     def train_dataloader(self) -> DataLoader:
         return DataLoader(
@@ -133,7 +169,15 @@ class SentenceLMDataModule(pl.LightningDataModule):
         )  # fmt: skip
 
     def test_dataloader(self) -> DataLoader:
-        return DataLoader(self.test_sentences, batch_size=self.hparams.test_batch_size, collate_fn=self.collate)
+        return DataLoader(self.test_sentences, batch_size=self.hparams.test_batch_size, collate_fn=self.test_collate)
+
+    def scoring(self, dataloader_idx: int, folder: Path) -> Scoring:
+        """Word ``i`` of the test sentences (each followed by ``<eos>``, as the scorer counts ``</s>``) is target
+        ``i``; the references are the sentences scored, one per line, written to ``folder/<test_file>``."""
+        references = Path(folder) / Path(self.hparams.test_file).name
+        references.write_text("".join(f"{s}\n" for s in self.test_sentences), encoding="utf-8")
+        words = [word for s in self.test_sentences for word in [*s.split(), END_OF_LINE]]
+        return Scoring("debian-lm", references, range(len(words)), words)
 
 
 class FusionLMSystem(pl.LightningModule):
@@ -145,7 +189,7 @@ class FusionLMSystem(pl.LightningModule):
         self.save_hyperparameters()
         self.lm = lstm_lm(model, wordpieces or Characters().vocab_size)
         self.register_buffer("lm_vocabulary", torch.zeros(32, dtype=torch.uint8))
-        self.nll = self.words = 0.0
+        self._words = 0  # words of the test file scored so far (the next batch's first word)
 
     def setup(self, stage: str) -> None:
         """Take the data module's vocabulary: its size must be the LM's; its sha256 goes into ``lm_vocabulary``."""
@@ -160,29 +204,30 @@ class FusionLMSystem(pl.LightningModule):
 
             register(self, vocab.tokenizer)
 
-    def summed_nll(self, inputs: Tensor, labels: Tensor) -> Tensor:
-        """The summed negative log-likelihood of every label piece."""
+    def training_step(self, batch: tuple[Tensor, Tensor], batch_idx: int) -> Tensor:
+        inputs, labels = batch
         logits = self.lm(inputs)  # (B, U, V)
-        return F.cross_entropy(logits.transpose(1, 2), labels, ignore_index=IGNORE, reduction="sum")
-
-    def training_step(self, batch: tuple[Tensor, Tensor, Tensor], batch_idx: int) -> Tensor:
-        inputs, labels, _ = batch
-        loss = self.summed_nll(inputs, labels) / (labels != IGNORE).sum()
+        summed = F.cross_entropy(logits.transpose(1, 2), labels, ignore_index=IGNORE, reduction="sum")
+        loss = summed / (labels != IGNORE).sum()  # per label piece
         self.log("train/loss", loss, batch_size=len(inputs))
         return loss
 
-    def on_test_epoch_start(self) -> None:
-        self.nll = self.words = 0.0
+    def on_test_start(self) -> None:
+        self.test_metrics = nn.ModuleList([TokenPerplexity()]).to(self.device)
+        self._words = 0
 
     def test_step(self, batch: tuple[Tensor, Tensor, Tensor], batch_idx: int) -> None:
-        inputs, labels, words = batch
-        self.nll += float(self.summed_nll(inputs, labels))
-        self.words += float(words.sum())
+        """Each word's log-probability, the sum of its pieces' (float64), kept with its number in the test file."""
+        inputs, labels, positions = batch
+        scored = labels != IGNORE
+        pieces = self.lm(inputs).log_softmax(-1).gather(-1, labels.clamp(min=0)[..., None])[..., 0]  # (B, U)
+        count = int(positions.max()) + 1  # the last sentence's </s>
+        words = pieces.new_zeros(count, dtype=torch.float64).index_add_(0, positions[scored], pieces[scored].double())
+        self.test_metrics[0].update(words, targets=torch.arange(self._words, self._words + count, device=self.device))
+        self._words += count
 
     def on_test_epoch_end(self) -> None:
-        nll = self.nll / self.words
-        metrics = {"perplexity": math.exp(nll), "nll": nll, "tokens": self.words}
-        for key, value in metrics.items():
+        for key, value in self.test_metrics[0].counts().items():
             self.log(f"test/{key}", value)
 
     def configure_optimizers(self) -> Any:

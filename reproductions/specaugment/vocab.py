@@ -52,6 +52,10 @@ class Characters:
     def decode(self, ids: Sequence[int]) -> str:
         return decode(ids)
 
+    def starts(self, text: str) -> list[int]:
+        """The character of ``text`` each piece of :meth:`encode` begins at (one piece per character)."""
+        return list(range(len(text)))
+
     @property
     def digest(self) -> str:
         return hashlib.sha256(f"characters:{CHARS}".encode()).hexdigest()
@@ -77,6 +81,10 @@ class WordPieces:
 
     def decode(self, ids: Sequence[int]) -> str:
         return self.tokenizer.decode([i for i in ids if i >= FIRST])
+
+    def starts(self, text: str) -> list[int]:
+        """The character of ``text`` each piece of :meth:`encode` begins at (after the white space of a ``▁``)."""
+        return [start for start, _ in self.tokenizer.encode(text, special_tokens=False).offsets]
 
     @property
     def digest(self) -> str:

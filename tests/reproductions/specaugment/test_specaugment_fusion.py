@@ -13,11 +13,18 @@ import torch
 from harness.checkpoints import load_into
 from harness.errors import HarnessError
 from nets.beam_search import length_penalty
-from reproductions.specaugment.lm import FusionLMSystem, SentenceLMDataModule, read_sentences
+from reproductions.specaugment.lm import (
+    FusionLMSystem,
+    SentenceLMDataModule,
+    read_sentences,
+    word_numbers,
+    word_positions,
+)
 from reproductions.specaugment.model import LAS, noisy_weights, recognize
 from reproductions.specaugment.schedules import SCHEDULES
 from reproductions.specaugment.system import SpecAugmentLAS, noise_generator
 from reproductions.specaugment.vocab import BOS, EOS, UNK, Characters, train_wordpieces, training_transcripts
+from tasks.debian_corpora.score import score_perplexity
 from tasks.librispeech.data import SpeechBatch
 from tasks.librispeech.metric import LibriSpeechWER
 
@@ -159,6 +166,13 @@ def test_the_lm_stage_trains_and_fuses_into_the_asr_system(tmp_path: Path, monke
     trainer.fit(lm_stage, datamodule=data)
     (result,) = trainer.test(lm_stage, datamodule=data, verbose=False)
     assert result["test/tokens"] == 7 and result["test/perplexity"] == pytest.approx(math.exp(result["test/nll"]))
+    (tmp_path / "kept").mkdir()
+    scoring = data.scoring(0, tmp_path / "kept")
+    written = lm_stage.test_metrics[0].write_predictions(tmp_path / "kept", scoring)
+    rows = [line.split("\t")[0] for line in written["predictions"].read_text(encoding="utf-8").splitlines()]
+    assert rows == ["THE", "CAT", "SAT", "<eos>", "HELLO", "WORLD", "<eos>"]
+    scored = score_perplexity(scoring.references, written["predictions"])  # debian-lm's scorer: the record's numbers
+    assert scored == pytest.approx({key.removeprefix("test/"): value for key, value in result.items()}, rel=1e-6)
     with pytest.raises(HarnessError, match="shallow fusion needs both"):
         SpecAugmentLAS(wordpieces=40, lm="lstm-lm-2-256")
     asr = SpecAugmentLAS(
@@ -187,6 +201,21 @@ def test_the_lm_stage_trains_and_fuses_into_the_asr_system(tmp_path: Path, monke
     chars.lm_vocabulary.copy_(asr.lm_vocabulary)
     with pytest.raises(HarnessError, match="trained on another vocabulary"):
         chars.check_lm()
+
+
+def test_each_piece_belongs_to_the_word_it_begins_in_and_each_sentence_ends_in_a_word_of_its_own() -> None:
+    """Characters: a space goes with the word after it; word pieces by their offsets (a ``▁`` piece's white space is
+    not in its offset). ``</s>`` is a word of its own; words are counted from the batch's first, padding is -1."""
+    assert word_numbers("AB CD", range(5)) == [0, 0, 1, 1, 1]
+    assert word_numbers("A  B", range(4)) == [0, 1, 1, 1]
+    assert word_positions(Characters(), ["AB C", "D"]).tolist() == [[0, 0, 1, 1, 2], [3, 4, -1, -1, -1]]
+    pieces = train_wordpieces(TRANSCRIPTS, 40)
+    for sentence in TRANSCRIPTS:
+        tokens = pieces.tokenizer.encode(sentence, special_tokens=False).tokens
+        numbers = word_numbers(sentence, pieces.starts(sentence))
+        assert len(numbers) == len(tokens) == len(pieces.encode(sentence))
+        spelt = ["".join(t for t, n in zip(tokens, numbers, strict=True) if n == w) for w in sorted(set(numbers))]
+        assert [word.lstrip("▁") for word in spelt] == sentence.split()
 
 
 def test_lm_text_errors_name_the_file(tmp_path: Path) -> None:
