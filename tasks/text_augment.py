@@ -1,6 +1,9 @@
-"""Text augmentations for consistency training: TF-IDF based word replacement and back-translation read from a file.
+"""Text augmentations for consistency training: TF-IDF based word replacement, SwitchOut, and back-translation read
+from a file.
 
-Both come from UDA (Xie et al., arXiv 1904.12848v6, Section 2.3 and Appendix A.2) and work on lists of words.
+TF-IDF replacement and back-translation come from UDA (Xie et al., arXiv 1904.12848v6, Section 2.3 and Appendix
+A.2); SwitchOut from Wang, Pham, Dai and Neubig (arXiv 1808.07512, EMNLP 2018), which UDA compares in its Table 2.
+The word-level ones work on lists of words.
 :func:`words` splits a text as BERT's basic tokenizer splits it into words (lower-cased runs of letters, digits and
 apostrophes; every other non-space character a word of its own), the unit the paper replaces.
 
@@ -12,6 +15,14 @@ with probability ``min(p (C - TFIDF(x_i)) / Z, 1)``, ``Z = sum_i (C - TFIDF(x_i)
 the same, ``Z = 0`` and each is replaced with probability ``p``). A replacement is drawn from the corpus
 vocabulary with probability ``(max_w' S(w') - S(w)) / Z'``, ``S(w) = freq(w) IDF(w)`` (``freq``: the word's count
 in the corpus), so frequent and rare-but-spread keywords are unlikely picks. ``p`` is 0.7 for DBpedia in the paper.
+
+**SwitchOut** (:class:`SwitchOut`): for a text of ``L`` words, draw how many to replace, ``n`` in ``{0, ..., L}``
+with ``P(n) ~ exp(-n / tau)`` (``tau`` the temperature), choose ``n`` distinct positions uniformly, and put at each
+a word drawn uniformly from the corpus vocabulary other than the word there, so the copy is at Hamming distance
+exactly ``n`` (SwitchOut's appendix code adds a uniform draw from ``1..V-1`` to the id modulo ``V``: never the same
+token). The vocabulary is the words of the corpus it is fitted on, as UDA's released code builds its word vocabulary
+from the examples it augments; UDA says only that Switchout "replaces a token with a random token uniformly sampled
+from the vocabulary". ``P(n)`` is a geometric law cut at ``L``, sampled by inverting its distribution function.
 
 **Back-translation** (:class:`Paraphrases`): the paper paraphrases each unlabelled text by translating it to French
 and back (WMT'14 models, random sampling at temperature 0.7-0.9). No translation model can be run here, so the
@@ -92,6 +103,45 @@ class TfidfWordReplacement:
         rng = self.rng or random
         probabilities = self.replace_probabilities(text)
         return [self.sample_word(rng) if rng.random() < q else w for w, q in zip(text, probabilities, strict=True)]
+
+
+class SwitchOut:
+    """Fitted on a corpus of texts (each a list of words: its vocabulary); called on one text's words, returns the
+    copy with ``n ~ P(n) ~ exp(-n / tau)`` of its words replaced by other vocabulary words."""
+
+    def __init__(self, corpus: Iterable[Sequence[str]], tau: float = 1.25, rng: random.Random | None = None) -> None:
+        if not tau > 0:
+            raise HarnessError(f"SwitchOut: the temperature tau must be positive; got {tau}")
+        self.vocab = sorted({w for doc in corpus for w in doc})
+        if len(self.vocab) < 2:
+            raise HarnessError("SwitchOut: the corpus it is fitted on has fewer than 2 distinct words")
+        self.index = {w: i for i, w in enumerate(self.vocab)}
+        self.tau, self.rng = tau, rng
+
+    def count_probabilities(self, length: int) -> list[float]:
+        """``P(n) = exp(-n / tau) / sum_m exp(-m / tau)`` for ``n = 0 .. length``."""
+        weights = [math.exp(-n / self.tau) for n in range(length + 1)]
+        total = sum(weights)
+        return [w / total for w in weights]
+
+    def sample_count(self, length: int, rng: random.Random) -> int:
+        """``n`` from ``P(n)`` by inversion: with ``q = exp(-1/tau)``, ``P(n <= k) = (1 - q^(k+1)) / (1 - q^(L+1))``."""
+        log_q = -1.0 / self.tau
+        u = rng.random() * -math.expm1((length + 1) * log_q)  # u (1 - q^(L+1)), in [0, 1 - q^(L+1))
+        return min(int(math.log1p(-u) / log_q), length)  # the smallest k with P(n <= k) > u
+
+    def sample_word(self, rng: random.Random, other: str) -> str:
+        """A vocabulary word drawn uniformly among those that are not ``other``."""
+        skip = self.index.get(other)
+        i = rng.randrange(len(self.vocab) - (skip is not None))
+        return self.vocab[i + (skip is not None and i >= skip)]
+
+    def __call__(self, text: Sequence[str]) -> list[str]:
+        rng = self.rng or random
+        out = list(text)
+        for position in rng.sample(range(len(out)), self.sample_count(len(out), rng)):
+            out[position] = self.sample_word(rng, out[position])
+        return out
 
 
 class Paraphrases:

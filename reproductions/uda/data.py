@@ -6,7 +6,7 @@ Every training step draws ``batch_size`` labelled examples and ``unlabelled_rati
 10%; ratio 7, 7 and 30), each list a fresh random permutation walked in order and begun again when used up. A batch
 is a dict: ``labelled`` and ``labels``; with unlabelled data also ``original`` (the unlabelled examples with the
 labelled data's simple augmentation, the paper's target side) and ``augmented`` (their strongly augmented copies:
-RandAugment for images, TF-IDF word replacement or back-translation for text). The supervised baseline
+RandAugment for images, TF-IDF word replacement, SwitchOut or back-translation for text). The supervised baseline
 (``unlabelled_ratio = 0``) gets ``labelled`` and ``labels`` only.
 
 Labelled subsets: ``per_class`` examples of every class, ranked within the class by ``sha256("<label_seed>:<id>")``
@@ -43,7 +43,7 @@ from tasks.debian_corpora.data import prepare_corpus as prepare_debian_corpus  #
 
 UNLABELLED_SEED = 0
 IMAGE_AUGMENTS = ("randaugment", "cutout", "crop-flip")
-TEXT_AUGMENTS = ("tfidf", "backtranslation", "none")
+TEXT_AUGMENTS = ("tfidf", "switchout", "backtranslation", "none")
 
 
 # --- domain-relevance filtering ----------------------------------------------------------------------------------
@@ -445,7 +445,8 @@ def read_text_examples(task: str, root: str, split: str) -> list:
 
 
 class TextUDADataModule(UDADataModule):
-    """Few-label text classification with TF-IDF word replacement or back-translation on the unlabelled copies.
+    """Few-label text classification with TF-IDF word replacement, SwitchOut or back-translation on the unlabelled
+    copies.
 
     Words (:func:`tasks.text_augment.words`) are numbered by hashing (:func:`hashed_ids`, ``vocab_size`` ids), so
     no vocabulary file is needed; or, with ``vocab`` (a released BERT ``vocab.txt``), each raw text is cut into
@@ -453,9 +454,12 @@ class TextUDADataModule(UDADataModule):
     ``[CLS] pieces [SEP]``, a longer text keeping its last ``max_tokens - 2`` pieces (the paper keeps the last 512
     subwords, Appendix E.1); the run's records cite the tokenizer. ``augment``: ``tfidf``
     (:class:`tasks.text_augment.TfidfWordReplacement`, fitted on the unlabelled texts' words, replacement probability
-    ``tfidf_p``; with WordPiece the replaced words are joined by spaces, lower-cased), ``backtranslation``
-    (paraphrases read from ``paraphrases``, :class:`tasks.text_augment.Paraphrases`) or ``none``; ``augment_labelled``
-    applies it to the labelled texts too (Table 2's supervised rows). Other arguments as
+    ``tfidf_p``; with WordPiece the replaced words are joined by spaces, lower-cased), ``switchout``
+    (:class:`tasks.text_augment.SwitchOut`: ``n ~ exp(-n / switchout_tau)`` words replaced by words drawn uniformly
+    from the vocabulary of the same texts TF-IDF is fitted on; Table 2), ``backtranslation`` (paraphrases read from
+    ``paraphrases``, :class:`tasks.text_augment.Paraphrases`) or ``none``; ``augment_labelled`` applies it to the
+    labelled texts too (Table 2's supervised rows). The word-level ones act on words, before numbering, so ``[CLS]``,
+    ``[SEP]`` and padding are added afterwards: never replaced, never drawn. Other arguments as
     :class:`ImageUDADataModule`'s; ``task`` is the dataset id the test split is scored as.
 
     Extra unlabelled text (Appendix E.1: "the concatenation of the training set and the unlabeled set for IMDb and
@@ -483,6 +487,7 @@ class TextUDADataModule(UDADataModule):
         augment: str = "tfidf",
         augment_labelled: bool = False,
         tfidf_p: float = 0.7,
+        switchout_tau: float = 1.25,
         paraphrases: str | None = None,
         vocab_size: int = 8192,
         max_tokens: int = 64,
@@ -499,6 +504,8 @@ class TextUDADataModule(UDADataModule):
             raise HarnessError(f"augment must be one of {', '.join(TEXT_AUGMENTS)}; got {augment!r}")
         if augment == "backtranslation" and not paraphrases:
             raise HarnessError("augment 'backtranslation' reads its paraphrases from a file: set 'paraphrases'")
+        if augment == "switchout" and not switchout_tau > 0:
+            raise HarnessError(f"switchout_tau (SwitchOut's temperature) must be positive; got {switchout_tau}")
         self.data_hash: str | None = None
 
     def verify(self) -> None:
@@ -567,18 +574,22 @@ class TextUDADataModule(UDADataModule):
         return read_unlabelled(Path(hp.unlabelled_extra), hp.unlabelled_extra_size)
 
     def _augmenter(self) -> Callable[[int, random.Random], str | list[str]] | None:
-        from tasks.text_augment import Paraphrases, TfidfWordReplacement
+        from tasks.text_augment import Paraphrases, SwitchOut, TfidfWordReplacement
 
         hp = self.hparams
-        if hp.augment == "tfidf":
-            fitted_on = self.unlabelled_at or self.labelled_at
-            replace = TfidfWordReplacement((self.words[p] for p in fitted_on), hp.tfidf_p)
+        if hp.augment in ("tfidf", "switchout"):
+            corpus = (self.words[p] for p in self.unlabelled_at or self.labelled_at)
+            replace: TfidfWordReplacement | SwitchOut
+            if hp.augment == "tfidf":
+                replace = TfidfWordReplacement(corpus, hp.tfidf_p)
+            else:
+                replace = SwitchOut(corpus, hp.switchout_tau)
 
-            def tfidf(position: int, rng: random.Random) -> list[str]:
+            def replaced(position: int, rng: random.Random) -> list[str]:
                 replace.rng = rng
                 return replace(self.words[position])
 
-            return tfidf
+            return replaced
         if hp.augment == "backtranslation":
             table = Paraphrases(hp.paraphrases)
 

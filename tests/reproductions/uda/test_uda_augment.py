@@ -1,5 +1,6 @@
 """UDA's augmentations and data steps: RandAugment (UDA's version), TF-IDF word replacement on a hand-computed
-corpus, back-translation read from a paraphrase file the test writes, and domain-relevance filtering."""
+corpus, SwitchOut's count law and replacements, back-translation read from a paraphrase file the test writes, and
+domain-relevance filtering."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from PIL import Image
 from harness.errors import HarnessError
 from reproductions.uda.data import domain_relevance_filter, read_ids, unlabelled_positions, write_ids
 from tasks.imagenet.randaugment import UDA_OPS, RandAugment, cutout
-from tasks.text_augment import Paraphrases, TfidfWordReplacement, words
+from tasks.text_augment import Paraphrases, SwitchOut, TfidfWordReplacement, words
 
 
 def test_uda_randaugment_draws_two_ops_from_fifteen_with_magnitudes_in_one_to_ten() -> None:
@@ -81,6 +82,73 @@ def test_tfidf_replacement_keeps_keywords_and_samples_uninformative_words() -> N
     scores = {w: sum(doc.count(w) for doc in wider_corpus()) * wider.idf[w] for w in wider.vocab}
     drawn = [wider.sample_word(random.Random(i)) for i in range(1000)]
     assert max(scores, key=scores.get) not in drawn and len(set(drawn)) > 2
+
+
+def test_switchout_count_law_is_exp_minus_n_over_tau() -> None:
+    augment = SwitchOut(CORPUS, tau=2.0)
+    probabilities = augment.count_probabilities(10)
+    assert sum(probabilities) == pytest.approx(1.0) and len(probabilities) == 11
+    assert [b / a for a, b in zip(probabilities, probabilities[1:], strict=False)] == pytest.approx(
+        [math.exp(-0.5)] * 10
+    )
+    assert augment.count_probabilities(0) == [1.0] and {
+        augment.sample_count(0, random.Random(i)) for i in range(20)
+    } == {0}
+
+
+def chi_square(counts: np.ndarray, probabilities: list[float]) -> tuple[float, int]:
+    """Pearson's statistic and degrees of freedom, the tail bins with under 5 expected draws pooled into one."""
+    expected = counts.sum() * np.array(probabilities)
+    keep = int((expected >= 5).sum())  # the law decreases in n: the well-filled bins come first
+    observed = np.append(counts[:keep], counts[keep:].sum())
+    expected = np.append(expected[:keep], expected[keep:].sum())
+    full = expected > 0
+    return float(((observed - expected)[full] ** 2 / expected[full]).sum()), int(full.sum()) - 1
+
+
+@pytest.mark.parametrize("tau", [0.5, 2.0, 8.0])
+def test_switchout_replaces_as_many_words_as_its_count_law_draws(tau: float) -> None:
+    """Every replacement differs from the word it replaces, so the Hamming distance of a copy is the drawn count:
+    over 20,000 copies of a 12-word text its histogram matches exp(-n / tau) (Pearson's chi-square below its 0.1%
+    point), and the inverse temperature's law, exp(-n tau), is rejected."""
+    from scipy.stats import chi2
+
+    text = ["the", "cat", "sat", "the", "dog", "ran", "a", "bird", "sang", "the", "cat", "sat"]
+    augment, draws = SwitchOut(CORPUS, tau=tau, rng=random.Random(0)), 20_000
+    distances = [sum(a != b for a, b in zip(augment(text), text, strict=True)) for _ in range(draws)]
+    counts = np.bincount(distances, minlength=len(text) + 1)
+    statistic, df = chi_square(counts, augment.count_probabilities(len(text)))
+    assert statistic < chi2.ppf(0.999, df)
+    statistic, df = chi_square(counts, SwitchOut(CORPUS, tau=1 / tau).count_probabilities(len(text)))
+    assert statistic > 100 * chi2.ppf(0.999, df)
+
+
+def test_switchout_draws_other_vocabulary_words_uniformly_and_keeps_the_rest() -> None:
+    augment = SwitchOut(CORPUS, tau=50.0, rng=random.Random(3))  # tau 50: near-uniform counts, many replacements
+    vocab = {w for doc in CORPUS for w in doc}
+    assert augment.vocab == sorted(vocab)
+    text = ["zebra", "the", "cat", "sat", "on", "the", "mat"]  # "zebra", "on", "mat": not in the vocabulary
+    for _ in range(200):
+        out = augment(text)
+        assert len(out) == len(text)
+        assert all(
+            b in vocab and b != a for a, b in zip(text, out, strict=True) if a != b
+        )  # replaced: another vocabulary word
+    drawn = [augment.sample_word(random.Random(i), "the") for i in range(7000)]
+    frequencies = {w: drawn.count(w) / len(drawn) for w in vocab}
+    assert frequencies["the"] == 0 and all(abs(f - 1 / 7) < 0.02 for w, f in frequencies.items() if w != "the")
+
+
+def test_switchout_is_deterministic_per_seed_and_refuses_bad_settings() -> None:
+    text = [f"w{i}" for i in range(30)]
+    corpus = [text, ["x", "y", "z"]]
+    same = [SwitchOut(corpus, tau=4.0, rng=random.Random(7))(text) for _ in range(2)]
+    other = [SwitchOut(corpus, tau=4.0, rng=random.Random(seed))(text) for seed in range(8, 14)]
+    assert same[0] == same[1] and any(o != same[0] for o in other)
+    with pytest.raises(HarnessError, match="tau must be positive"):
+        SwitchOut(corpus, tau=0.0)
+    with pytest.raises(HarnessError, match="fewer than 2 distinct words"):
+        SwitchOut([["only"], ["only"]])
 
 
 def test_words_splits_like_a_basic_tokenizer() -> None:
