@@ -362,15 +362,18 @@ def run_commands(commands: list[tuple[str, list[str]]], jobs: int, shown_as: str
     order = [i for i, c in enumerate(chained) if not c] + [i for i, c in enumerate(chained) if c]
     done: dict[int, dict[str, Any]] = {}
     workers = max(1, min(jobs, len(commands)))
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_one_thread) as pool:
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_one_thread)
+    try:
         pending = {i: pool.submit(run_in_worker, commands[i][1]) for i in order if not chained[i]}
         code = _collect(commands, pending, done, shown_as)
         for i in order[len(pending) :]:
             if code != 0:
                 break
             code = _collect(commands, {i: pool.submit(run_in_worker, commands[i][1])}, done, shown_as)
-        for future in pending.values():
-            future.cancel()
+    finally:
+        # every result is in (or a failure cancels the rest): the workers' exit, about 2 s of interpreter teardown
+        # with torch loaded, overlaps the stage's ingest and report; the interpreter joins them before it exits
+        pool.shutdown(wait=False, cancel_futures=True)
     return code, [done[i] for i in sorted(done)]
 
 
