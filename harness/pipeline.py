@@ -272,11 +272,16 @@ def plugin_papers(root: Path, papers: list[str] | None = None) -> dict[str, Any]
 
 
 def tier_commands(
-    paper: str, params: dict[str, Any], harness: str = HARNESS, configs: Path | None = None
+    paper: str,
+    params: dict[str, Any],
+    harness: str = HARNESS,
+    configs: Path | None = None,
+    arch_models: list[str] | None = None,
 ) -> list[tuple[str, list[str]]]:
     """The ``harness run`` command lines a paper's params ask for, as (tier, argv) pairs in order. A tier variant,
     ``smoke-ssdlite``, runs its tier with ``--config <configs>/smoke-ssdlite.yaml`` (``configs``: the paper's
-    config folder, relative to the repository root)."""
+    config folder, relative to the repository root). With ``arch_models`` (the paper's model ids), profiling is one
+    command per model, so a pool spreads it over its workers; else one command profiles them all."""
 
     tiers, seeds, data_root = params.get("tiers") or [], params.get("seeds"), params.get("data_root")
     if not isinstance(tiers, list) or any(not isinstance(t, str) or t.split("-", 1)[0] not in TIERS for t in tiers):
@@ -300,6 +305,9 @@ def tier_commands(
         if tier in DATA_TIERS and data_root:
             argv += ["--data-root", str(data_root)]
         once = not BY_NAME[tier].per_seed  # profiling is per model already; a smoke run only proves the pipeline
+        if tier == "arch" and arch_models:
+            commands += [(entry, [*argv, "--model", model]) for model in arch_models]
+            continue
         for model in [None] if once or not models else models:
             for seed in [None] if once or not seeds else seeds:
                 extra = ([] if model is None else ["--model", model]) + ([] if seed is None else ["--seed", str(seed)])
@@ -322,8 +330,10 @@ def stage(paper: str, layout: Layout, jobs: int | None = None) -> int:
     harness = str(Path(sys.executable).parent / "harness")  # the venv's, whichever python runs this
     folder = registry.reproduction(paper).root / "configs"
     configs = Path(_relative(folder, layout.root) or folder)  # relative to the pipeline's root, as commands read
-    commands = tier_commands(paper, params, harness, configs)
-    code, runs = run_commands(commands, jobs or os.cpu_count() or 1, layout.harness)
+    jobs = jobs or os.cpu_count() or 1
+    arch_models = registry.reproduction(paper).model_ids() if jobs > 1 else None
+    commands = tier_commands(paper, params, harness, configs, arch_models)
+    code, runs = run_commands(commands, jobs, layout.harness)
     if any(run["run_ids"] for run in runs) or not commands:  # one ingest for the stage's runs (and chain parents)
         harness_command(["ingest"])
     if code != 0:
@@ -359,7 +369,10 @@ def run_commands(commands: list[tuple[str, list[str]]], jobs: int, shown_as: str
     from multiprocessing import get_context
 
     chained = [_starts_from_a_parent(argv) for _, argv in commands]
-    order = [i for i, c in enumerate(chained) if not c] + [i for i, c in enumerate(chained) if c]
+    # the long runs first and the profiles (seconds each) after them, so these fill the workers' last gaps
+    profiles = [argv[3:5] == ["--tier", "arch"] for _, argv in commands]
+    order = [i for i, c in enumerate(chained) if not c and not profiles[i]]
+    order += [i for i, c in enumerate(chained) if not c and profiles[i]] + [i for i, c in enumerate(chained) if c]
     done: dict[int, dict[str, Any]] = {}
     workers = max(1, min(jobs, len(commands)))
     pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_one_thread)
@@ -421,12 +434,15 @@ def _one_thread() -> None:
 def run_in_worker(argv: list[str]) -> tuple[int, list[str]]:
     """One ``harness run`` command line in this process, as ``harness run`` runs it but without its ingest (the stage
     ingests once): the exit status and the paths of the records (a bad input: one error line, status 2)."""
+    from harness import runner
     from harness.cli import build_parser
     from harness.errors import HarnessError
     from harness.runner import run
     from harness.summary import quiet_lightning
 
     quiet_lightning()
+    if runner.PROFILE_CACHE is None:
+        runner.PROFILE_CACHE = {}  # this worker's, for the stage's per-model profiling commands
     args = build_parser().parse_args(argv[1:])
     try:
         paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config)

@@ -58,6 +58,11 @@ class Evaluation:
     run_id: str
 
 
+# set by a stage's pool worker (harness.pipeline.run_in_worker): profiles kept across the per-model commands it is
+# given, by what was profiled, so it profiles each network once (ids of a sweep build one); else one call's own
+PROFILE_CACHE: dict[str, Any] | None = None
+
+
 def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUNS_DIR) -> list[Path]:
     """Profile each model (or one) and record ``params_m`` and ``macs_m`` at tier ``arch``, split ``none``."""
     from harness.profile import profile_model
@@ -65,7 +70,7 @@ def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUN
     specs = [repro.model(model)] if model else list(repro.models)
     if not specs:
         raise HarnessError(f"reproduction {repro.id!r} registers no models: nothing to profile")
-    written, profiles = [], {}
+    written, profiles = [], PROFILE_CACHE if PROFILE_CACHE is not None else {}
     for spec in specs:
         config = {"build": spec.build, "kwargs": dict(spec.kwargs), "input_shape": list(spec.input_shape)}
         if spec.inputs:  # named inputs: every one is part of what was profiled

@@ -91,6 +91,12 @@ def test_tier_commands() -> None:
         ("weights", ["h", "run", "p", "--tier", "weights"])
     ]
     assert pipeline.tier_commands("p", {"tiers": []}, "h") == []
+    # a stage with a pool profiles model by model, so its workers share the profiling
+    assert [" ".join(argv) for _, argv in pipeline.tier_commands("p", params, "h", arch_models=["a", "b"])][:3] == [
+        "h run p --tier arch --model a",
+        "h run p --tier arch --model b",
+        "h run p --tier smoke",
+    ]
 
 
 def test_tier_variants_run_their_config(tmp_path: Path) -> None:
