@@ -171,7 +171,7 @@ def test_full_pretrain_configs_resolve_and_chain(task: str) -> None:
         77,
         True,
     )
-    assert data["batch_size"] * resolved["trainer"]["accumulate_grad_batches"] == 64
+    assert data["batch_size"] * resolved["trainer"]["accumulate_grad_batches"] == 32
     assert resolved["trainer"]["max_steps"] == 100000 and data["max_tokens"] == 512 and data["task"] == task
     assert "uncased_L-24_H-1024_A-16" in system["init_checkpoint"] and "uncased_L-24_H-1024_A-16" in data["vocab"]
     for objective in ("uda", "supervised"):
@@ -183,3 +183,23 @@ def test_full_pretrain_configs_resolve_and_chain(task: str) -> None:
         assert (CONFIGS / child["init_from"]["config"]).is_file()
         assert child["system"]["init_args"]["init_checkpoint"] is None
         assert "init_from" not in resolve_config(load_config(child_path, "full"), "full", "uda-bert-large", 0, None)
+
+
+def test_the_run_is_identified_by_the_heads_file_content_not_its_path(tmp_path: Path) -> None:
+    """``init_heads`` is a weights file like ``init_checkpoint``: the run id follows its content (harness.runner)."""
+    from harness.runner import _identity
+
+    config = load_config(CONFIGS / "full-yelp-2-bert-pretrain.yaml", "full")
+    (tmp_path / "a").write_bytes(b"heads")
+    (tmp_path / "b").write_bytes(b"heads")
+    (tmp_path / "c").write_bytes(b"other heads")
+    (tmp_path / "encoder").write_bytes(b"encoder")
+    keys = []
+    for name in "abc":
+        resolved = resolve_config(config, "full", None, None, None)
+        resolved["system"]["init_args"] |= {
+            "init_heads": str(tmp_path / name),
+            "init_checkpoint": str(tmp_path / "encoder"),
+        }
+        keys.append(_identity(resolved))
+    assert keys[0] == keys[1] != keys[2] and "init_heads" not in keys[0]["system"]["init_args"]
