@@ -955,8 +955,8 @@ class MaskedLMDataModule(pl.LightningDataModule):
         if self.tokenizer.pad_token_id != PAD:
             raise HarnessError(f"{hp.vocab}: [PAD] is id {self.tokenizer.pad_token_id} (must be {PAD})")
         texts = self._texts()
-        if len(texts) <= hp.held_out:
-            raise HarnessError(f"{len(texts)} texts: held_out ({hp.held_out}) must leave some to train on")
+        if len(texts) < hp.held_out + 2:
+            raise HarnessError(f"{len(texts)} texts: held_out ({hp.held_out}) must leave two or more to train on")
         order = np.random.default_rng(HELD_OUT_SEED).permutation(len(texts))
         self.train_texts = [texts[i] for i in sorted(order[hp.held_out :])]
         self.test_texts = [texts[i] for i in sorted(order[: hp.held_out])]
