@@ -65,9 +65,8 @@ def mask_tokens(
     ids, allowed = input_ids.cpu(), candidates.cpu().bool()
     lengths = (ids != pad_id).sum(1).double()
     count = torch.round(lengths * rate).clamp(min=1).long()  # torch.round, as Python's round: half to even
-    count = torch.minimum(count, allowed.sum(1)) if max_predictions is None else torch.minimum(
-        count.clamp(max=max_predictions), allowed.sum(1)
-    )  # fmt: skip
+    cap = allowed.sum(1) if max_predictions is None else allowed.sum(1).clamp(max=max_predictions)
+    count = torch.minimum(count, cap)
     scores = torch.rand(ids.shape, generator=generator).masked_fill(~allowed, 2.0)  # non-candidates sort last
     rank = scores.argsort(1).argsort(1)  # (B, T) each position's place in its row's random order
     chosen = (rank < count[:, None]) & allowed
