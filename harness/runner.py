@@ -45,7 +45,7 @@ CONFIG_KEYS = {
 }  # fmt: skip
 LIGHTNING_DIR = Path("results/lightning")
 # system arguments naming weight files: a run is identified by the files' content (evaluated or fine-tuned from)
-WEIGHT_ARGS = ("checkpoint", "init_checkpoint")
+WEIGHT_ARGS = ("checkpoint", "init_checkpoint", "init_heads")
 MAX_SEED = 2**32 - 1  # numpy's seed range, which Lightning's seed_everything keeps to
 RUN_ID_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # what a dataset or split may be inside a run id
 TOKENIZER_FILE = re.compile(r"[0-9a-f]{64}\.(?:json|model)")  # a stored tokenizer (tasks.tokenizers.artifacts)

@@ -23,11 +23,23 @@ are transposed to ``nn.Linear``'s ``(out, in)``):
 ``bert/pooler/dense/{kernel,bias}``                              ``pooler.0.{weight,bias}``
 ==============================================================  =================================================
 
-Left out: the pre-training heads (``cls/predictions/*``, ``cls/seq_relationship/*``), a fine-tuned classifier's
-``output_weights`` / ``output_bias``, optimiser slots and ``global_step``. Every ``bert/`` variable must be one of
-the above with the shape ``bert_config.json`` gives it, and every one of them must be there: otherwise one error
-names the dump and the tensor. The architecture (post-LN blocks, GELU with ``erf`` as the release's ``gelu``,
-LayerNorm epsilon 1e-12, token type embeddings, the ``tanh`` pooler on ``[CLS]``) is :mod:`nets.bert`'s.
+The pre-training heads go to a second file on request (``--heads OUT``, :func:`heads_to_state`), keyed as
+:class:`nets.masked_lm.BertPreTraining`'s (the MLM head's output projection is the word embeddings, tied, so it has no
+tensor of its own):
+
+==============================================================  =================================================
+``cls/predictions/transform/dense/{kernel,bias}`` ``(D, D)``     ``mlm.transform.0.{weight,bias}``
+``cls/predictions/transform/LayerNorm/{gamma,beta}``             ``mlm.transform.2.{weight,bias}``
+``cls/predictions/output_bias`` ``(V,)``                         ``mlm.bias``
+``cls/seq_relationship/output_weights`` ``(2, D)``               ``next_sentence.weight`` (already ``(out, in)``)
+``cls/seq_relationship/output_bias`` ``(2,)``                    ``next_sentence.bias``
+==============================================================  =================================================
+
+Left out: a fine-tuned classifier's ``output_weights`` / ``output_bias``, optimiser slots and ``global_step``.
+Every ``bert/`` variable must be one of the above with the shape ``bert_config.json`` gives it, and every one of
+them must be there: otherwise one error names the dump and the tensor. The architecture (post-LN blocks, GELU
+with ``erf`` as the release's ``gelu``, LayerNorm epsilon 1e-12, token type embeddings, the ``tanh`` pooler on
+``[CLS]``) is :mod:`nets.bert`'s.
 """
 
 from __future__ import annotations
@@ -64,6 +76,15 @@ PER_LAYER = {  # TF name inside bert/encoder/layer_<i>/ -> ours inside blocks.<i
     "output/dense/bias": ("feed_forward.2.bias", False),
     "output/LayerNorm/gamma": ("norm2.weight", False),
     "output/LayerNorm/beta": ("norm2.bias", False),
+}
+HEADS = {  # TF name -> ours (a nets.masked_lm.BertPreTraining key), transposed?
+    "cls/predictions/transform/dense/kernel": ("mlm.transform.0.weight", True),
+    "cls/predictions/transform/dense/bias": ("mlm.transform.0.bias", False),
+    "cls/predictions/transform/LayerNorm/gamma": ("mlm.transform.2.weight", False),
+    "cls/predictions/transform/LayerNorm/beta": ("mlm.transform.2.bias", False),
+    "cls/predictions/output_bias": ("mlm.bias", False),
+    "cls/seq_relationship/output_weights": ("next_sentence.weight", False),
+    "cls/seq_relationship/output_bias": ("next_sentence.bias", False),
 }
 QKV = ("query", "key", "value")  # attention/self/<name>/{kernel,bias}: stacked, in this order, into attention.qkv
 LAYER = "bert/encoder/layer_{}/"
@@ -137,6 +158,24 @@ def tf_to_state(
     return {k: torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) for k, v in state.items()}
 
 
+def heads_to_state(
+    arrays: dict[str, np.ndarray], size: BertSize, source: str | Path = "dump"
+) -> dict[str, torch.Tensor]:
+    """The pre-training heads of :data:`HEADS` as :class:`nets.masked_lm.BertPreTraining` keys; every one must be in
+    ``arrays`` with the release's shape for ``size``, else one error names ``source`` and the tensor."""
+    d = size.dim
+    shapes = {"cls/predictions/transform/dense/kernel": (d, d), "cls/predictions/output_bias": (size.vocab,),
+              "cls/seq_relationship/output_weights": (2, d), "cls/seq_relationship/output_bias": (2,)}  # fmt: skip
+    state = {}
+    for tf, (ours, transpose) in HEADS.items():
+        shape = shapes.get(tf, (d,))
+        if tf not in arrays or tuple(arrays[tf].shape) != shape:
+            found = "absent" if tf not in arrays else f"of shape {tuple(arrays[tf].shape)}"
+            raise HarnessError(f"{source}: pre-training head tensor {tf!r} is {found}; the config gives {shape}")
+        state[ours] = arrays[tf].T if transpose else arrays[tf]
+    return {k: torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) for k, v in state.items()}
+
+
 _HF_LAYER = re.compile(r"encoder\.layer\.(\d+)\.(.+)")
 _HF_NAMES = {  # transformers' BertModel names -> ours
     "embeddings.word_embeddings.weight": "tokens.weight",
@@ -172,13 +211,16 @@ def hf_to_state(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return out
 
 
-def convert(dump: str | Path, config: str | Path, out: str | Path) -> Path:
+def convert(dump: str | Path, config: str | Path, out: str | Path, heads: str | Path | None = None) -> Path:
     """Read the ``.npz`` dump and ``bert_config.json``, check every tensor against the config, load them into a
-    :class:`BertEncoder` of that size (nothing missing, nothing left over) and write ``out`` (safetensors)."""
+    :class:`BertEncoder` of that size (nothing missing, nothing left over) and write ``out`` (safetensors); with
+    ``heads``, write the pre-training heads there too (:func:`heads_to_state`)."""
     from safetensors.torch import save_file
 
     size, type_vocab = config_from_json(config)
-    state = tf_to_state(read_dump(dump), size, type_vocab, dump)
+    arrays = read_dump(dump)
+    state = tf_to_state(arrays, size, type_vocab, dump)
+    head_state = heads_to_state(arrays, size, dump) if heads is not None else None
     with torch.device("meta"):
         encoder = BertEncoder(size, type_vocab)
     try:
@@ -187,6 +229,9 @@ def convert(dump: str | Path, config: str | Path, out: str | Path) -> Path:
         raise HarnessError(f"{dump}: weights do not fit the config {config}: {exc}") from exc
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     save_file(state, str(out))
+    if head_state is not None:
+        Path(heads).parent.mkdir(parents=True, exist_ok=True)
+        save_file(head_state, str(heads))
     return Path(out)
 
 
@@ -195,8 +240,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("dump", help=".npz of the TF checkpoint, keyed by variable name (nets.tf_checkpoint)")
     parser.add_argument("config", help="the release's bert_config.json")
     parser.add_argument("out", help="the .safetensors file to write (BertEncoder's keys)")
+    parser.add_argument("--heads", help="also write the pre-training heads (cls/*) to this .safetensors file")
     args = parser.parse_args(argv)
-    print(convert(args.dump, args.config, args.out))
+    print(convert(args.dump, args.config, args.out, args.heads))
 
 
 if __name__ == "__main__":

@@ -235,3 +235,145 @@ def bert_param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
         {"params": [p for p in params if id(p) not in no_decay], "weight_decay": weight_decay},
         {"params": [p for p in params if id(p) in no_decay], "weight_decay": 0.0},
     ]
+
+
+class BertPretrainSystem(pl.LightningModule):
+    """BERT_FINETUNE's first stage (Appendix E.1): BERT large's masked-LM (and next-sentence) pre-training continued
+    from the released weights on the task's unlabelled text (:mod:`nets.masked_lm`). Its checkpoint's
+    ``model.encoder.`` tensors start the fine-tuning configs' ``uda-bert-finetune`` (``init_from``).
+
+    A batch is :class:`reproductions.uda.data.MaskedLMDataModule`'s: fixed-length ``input_ids``, ``token_type_ids``,
+    ``attention_mask``, ``candidates`` (the WordPieces that may be masked) and ``next_sentence_label``. The masks are
+    drawn here, per step, from ``(seed, rank, step, batch_idx)`` (dynamic: a text gets new masks each time it is
+    read; the test set's masks are fixed by ``eval_seed`` alone, so every run is scored on the same masked tokens).
+    ``mask_id`` is the vocabulary's ``[MASK]`` (103 in the released files; checked against the data module's).
+    The loss is BERT's: the masked-LM cross-entropy plus, with ``next_sentence``, the next-sentence one. Optimiser and
+    schedule as fine-tuning's (``bert-adamw``, ``bert-linear`` with a ``warmup`` fraction), as the release's
+    ``run_pretraining.py`` uses the same ``optimization.py``. Test metrics (held-out texts): ``loss`` (BERT's, what
+    the paper picks checkpoints by), ``mlm_loss``, ``mlm_accuracy``, ``nsp_loss``, ``nsp_accuracy`` (percent)."""
+
+    def __init__(
+        self,
+        model: str = "uda-bert-finetune",
+        vocab_size: int | None = None,
+        next_sentence: bool = True,
+        mask_rate: float = 0.15,
+        max_predictions: int | None = None,
+        mask_id: int = 103,
+        lr: float = 5e-5,
+        weight_decay: float = 0.01,
+        warmup: float = 0.1,
+        init_checkpoint: str | None = None,
+        init_heads: str | None = None,
+        seed: int | None = None,
+        eval_seed: int = 0,
+        num_threads: int | None = None,
+    ) -> None:
+        """``init_checkpoint``: converted encoder weights (:mod:`nets.bert_weights`); ``init_heads``: the release's
+        pre-training heads converted with ``--heads`` (without it the heads start at N(0, 0.02)); ``seed``: the
+        masks' seed (default: the run's, ``torch.initial_seed()``)."""
+        super().__init__()
+        self.save_hyperparameters()
+        from nets.bert import SIZES
+        from nets.masked_lm import BertPreTraining
+
+        row = NETWORKS[network_name(model)]
+        if row.kind != "bert" or not 0.0 < mask_rate < 1.0:
+            raise HarnessError(f"masked-LM pre-training needs a BERT model and 0 < mask_rate < 1; got {model!r}, "
+                               f"{mask_rate}")  # fmt: skip
+        if num_threads:
+            torch.set_num_threads(num_threads)
+        size = SIZES[row.args["size"]]
+        self.model = BertPreTraining(size._replace(vocab=vocab_size) if vocab_size else size, next_sentence)
+        if init_checkpoint is not None:
+            load_encoder(self.model, init_checkpoint)
+        if init_heads is not None:
+            load_heads(self.model, init_heads)
+        self.seed = seed if seed is not None else torch.initial_seed()
+        self.test_sums: dict[str, float] = {}
+
+    def setup(self, stage: str) -> None:
+        datamodule = getattr(self.trainer, "datamodule", None) if self.trainer is not None else None
+        found = getattr(datamodule, "mask_id", self.hparams.mask_id)
+        if found != self.hparams.mask_id:
+            raise HarnessError(f"mask_id is {self.hparams.mask_id} but the data module's vocabulary has [MASK] {found}")
+
+    def losses(self, batch: dict[str, torch.Tensor], generator: torch.Generator) -> dict[str, torch.Tensor]:
+        """The masked-LM and next-sentence losses of one batch, with what the test metrics count."""
+        from nets.masked_lm import mask_tokens, masked_lm_loss
+
+        hp = self.hparams
+        vocab = self.model.encoder.tokens.num_embeddings
+        masked = mask_tokens(batch["input_ids"], batch["candidates"], generator, hp.mask_id, vocab, 0, hp.mask_rate,
+                             hp.max_predictions)  # fmt: skip
+        out = self.model(masked.inputs, masked.labels, batch["attention_mask"], batch["token_type_ids"])
+        mlm = masked_lm_loss(out.mlm_logits, out.mlm_targets)
+        parts = {"mlm_loss": mlm, "mlm_correct": (out.mlm_logits.argmax(-1) == out.mlm_targets).sum(),
+                 "mlm_count": torch.tensor(out.mlm_targets.numel()), "loss": mlm}  # fmt: skip
+        if out.nsp_logits is not None:
+            labels = batch["next_sentence_label"]
+            parts["nsp_loss"] = nn.functional.cross_entropy(out.nsp_logits.float(), labels)
+            parts["nsp_correct"] = (out.nsp_logits.argmax(-1) == labels).sum()
+            parts["loss"] = mlm + parts["nsp_loss"]
+        return parts
+
+    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        from nets.masked_lm import step_generator
+
+        parts = self.losses(batch, step_generator(self.seed, self.global_rank, self.global_step, batch_idx))
+        self.log_dict({f"train/{k}": v for k, v in parts.items() if k.endswith("loss")}, prog_bar=False)
+        return parts["loss"]
+
+    def on_test_start(self) -> None:
+        self.test_sums = {}
+
+    def test_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
+        """Sums over the held-out set (losses weighted by what they average over), reduced at the epoch's end."""
+        from nets.masked_lm import step_generator
+
+        parts = self.losses(batch, step_generator(self.hparams.eval_seed, batch_idx))
+        rows, count = len(batch["input_ids"]), float(parts["mlm_count"])
+        sums = {"mlm_loss": float(parts["mlm_loss"]) * count, "mlm_correct": float(parts["mlm_correct"]),
+                "mlm_count": count, "rows": float(rows)}  # fmt: skip
+        if "nsp_loss" in parts:
+            sums |= {"nsp_loss": float(parts["nsp_loss"]) * rows, "nsp_correct": float(parts["nsp_correct"])}
+        for key, value in sums.items():
+            self.test_sums[key] = self.test_sums.get(key, 0.0) + value
+
+    def on_test_epoch_end(self) -> None:
+        sums = {k: torch.tensor(v, dtype=torch.float64, device=self.device) for k, v in self.test_sums.items()}
+        sums = {k: self.all_gather(v).sum() for k, v in sums.items()}  # several devices: each held-out text once
+        metrics = {"mlm_loss": sums["mlm_loss"] / sums["mlm_count"],
+                   "mlm_accuracy": 100 * sums["mlm_correct"] / sums["mlm_count"]}  # fmt: skip
+        if "nsp_loss" in sums:
+            rows = sums["rows"]
+            metrics |= {"nsp_loss": sums["nsp_loss"] / rows, "nsp_accuracy": 100 * sums["nsp_correct"] / rows}
+        metrics["loss"] = metrics["mlm_loss"] + metrics.get("nsp_loss", 0.0)
+        self.log_dict({f"test/{k}": float(v) for k, v in metrics.items()}, rank_zero_only=True)
+
+    def configure_optimizers(self) -> dict:
+        hp = self.hparams
+        optimizer = torch.optim.AdamW(bert_param_groups(self.model, hp.weight_decay), lr=hp.lr, betas=(0.9, 0.999),
+                                      eps=1e-6)  # fmt: skip
+        total = max(1, int(self.trainer.estimated_stepping_batches))
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda step: schedule_factor("bert-linear", step / total, hp.warmup)
+        )
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+
+def load_heads(model: nn.Module, path: str) -> None:
+    """The release's pre-training heads (``nets.bert_weights --heads``) into a :class:`nets.masked_lm.BertPreTraining`
+    (the next-sentence layer's left out when the model has none); every head tensor must be there."""
+    from nets.weights import read_state
+
+    state = read_state(path)
+    if getattr(model, "next_sentence", None) is None:
+        state = {k: v for k, v in state.items() if not k.startswith("next_sentence.")}
+    expected = {k for k in model.state_dict() if not k.startswith("encoder.")}
+    if set(state) != expected:
+        raise HarnessError(f"{path}: pre-training heads {sorted(state)}; the model's are {sorted(expected)}")
+    try:
+        model.load_state_dict(state, strict=False)
+    except RuntimeError as exc:
+        raise HarnessError(f"{path}: heads do not fit the model: {exc}") from None
