@@ -116,7 +116,9 @@ def test_dvc_repro_from_a_fresh_clone(repo: Path) -> None:
     made = records(repo)
     assert len([r for r in made if r.startswith("toy-paper.")]) == 4 and len(made) >= 5  # 3 arch + smoke; other arch
     summary = yaml.safe_load((repo / "results" / "stages" / "toy-paper.json").read_text())
-    assert [run["tier"] for run in summary["runs"]] == ["arch", "smoke"]
+    tiers = [run["tier"] for run in summary["runs"]]
+    # with a pool of workers (more than one CPU) profiling is one command per model: toy-paper has 3
+    assert tiers == ["arch"] * (3 if (os.cpu_count() or 1) > 1 else 1) + ["smoke"]
     assert (repo / "results" / "harness.duckdb").exists()
 
     again = dvc(repo, "repro")
