@@ -14,11 +14,12 @@ output, as tests/test_contract.py uses: the harness has no data here, and the lo
 model), backward and an SGD update; throughput is images (samples) per second, or tokens per second where the
 first input is token ids ``(batch, length)``.
 
-FLOPs are counted once per model by ``torch.utils.flop_counter.FlopCounterMode`` over one fp32 eager step
-(forward and backward, with harness.profile's kernels it does not count itself); the same count serves every
-mode, so a mode's MFU is ``flops / step time / peak``. Peak: ``--peak-tflops``; else on CUDA the vendor's dense
-bf16 or fp32 peak for a known card (table below); else on CPU an estimate, threads x clock x FLOPs per cycle
-from /proc/cpuinfo (32 with AVX2+FMA, 64 with AVX-512), which is an upper bound the machine never reaches.
+FLOPs are counted once per model: 3 x the fp32 forward's, counted by ``torch.utils.flop_counter.FlopCounterMode``
+on the meta device (with harness.profile's kernels it does not count itself; see ``step_flops``); the same count
+serves every mode, so a mode's MFU is ``flops / step time / peak``. Peak: ``--peak-tflops``; else on CUDA the
+vendor's dense bf16 peak for a known card (table below), in every mode; else on CPU an estimate, threads x clock x
+FLOPs per cycle from /proc/cpuinfo (32 with AVX2+FMA, 64 with AVX-512), which is an upper bound the machine never
+reaches.
 
 Each row prints the mode, step time, throughput, achieved TFLOP/s, MFU and the ratio of its throughput to the
 plain fp32 eager reference. ``channels_last`` applies to 4-D image inputs only (other models skip those modes).
@@ -44,16 +45,17 @@ import torch
 from harness import registry
 from harness.profile import _uncounted_kernels, example_tensor
 from harness.registry import INTEGER_DTYPES, ModelSpec
+from harness.runner import network_key
 
-# dense peak TFLOP/s from the vendors' datasheets: name substring -> (bf16, fp32); the first match wins
+# dense bf16 peak TFLOP/s from the vendors' datasheets: name substring -> peak; the first match wins
 CUDA_PEAKS = (
-    ("H100 PCIe", (756.0, 51.2)),
-    ("H100", (989.4, 66.9)),
-    ("H200", (989.4, 66.9)),
-    ("A100", (312.0, 19.5)),
-    ("L40S", (362.0, 91.6)),
-    ("L4", (121.0, 30.3)),
-    ("A10", (125.0, 31.2)),
+    ("H100 PCIe", 756.0),
+    ("H100", 989.4),
+    ("H200", 989.4),
+    ("A100", 312.0),
+    ("L40S", 362.0),
+    ("L4", 121.0),
+    ("A10", 125.0),
 )
 MODES = tuple(
     {"bf16": bf16, "channels_last": cl, "compile": comp}
@@ -254,13 +256,7 @@ def peak_tflops(device: str, override: float | None) -> float | None:
     if device == "cpu":
         return cpu_peak_tflops()
     name = torch.cuda.get_device_name(0)
-    return next((peaks[0] for key, peaks in CUDA_PEAKS if key in name), None)
-
-
-def network_key(spec: ModelSpec, quick: bool) -> str:
-    """What a step's cost depends on: the builder, its arguments and the inputs (ids of a sweep share it)."""
-    inputs = [(each.name, tuple(each.shape), str(each.dtype)) for each in spec.input_specs(test=quick)]
-    return repr((spec.build, sorted(spec.kwargs.items(), key=lambda item: item[0]), inputs))
+    return next((peak for key, peak in CUDA_PEAKS if key in name), None)
 
 
 def applicable(spec: ModelSpec, mode: dict[str, bool], quick: bool) -> bool:
@@ -350,7 +346,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     options = parser.parse_args(argv)
     try:
-        modes_named(options.modes)
+        options.mode_set = modes_named(options.modes)
     except argparse.ArgumentTypeError as exc:
         parser.error(str(exc))
     if options.quick:
@@ -376,12 +372,12 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"bench_train: unknown model id(s) {', '.join(unknown)} (see `harness models`)")
     device = torch.cuda.get_device_name(0) if options.device == "cuda" else f"cpu, {torch.get_num_threads()} threads"
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}; device {device}; torch {torch.__version__}")
-    modes = modes_named(options.modes)
+    modes = options.mode_set
     rows, seen = [], set()
     for model_id in ids:
         spec = models[model_id][1]
         if options.distinct:
-            key = network_key(spec, options.quick)
+            key = network_key(spec)  # the arch tier's: a sweep's ids build one network
             if key in seen:
                 continue
             seen.add(key)

@@ -63,6 +63,19 @@ class Evaluation:
 PROFILE_CACHE: dict[str, Any] | None = None
 
 
+def arch_config(spec: Any) -> dict[str, Any]:
+    """What an arch run profiles, the config its record keeps: the builder, its arguments and the inputs."""
+    config = {"build": spec.build, "kwargs": dict(spec.kwargs), "input_shape": list(spec.input_shape)}
+    if spec.inputs:  # named inputs: every one is part of what was profiled
+        config["inputs"] = {each.name: list(each.shape) for each in spec.inputs}
+    return config
+
+
+def network_key(spec: Any) -> str:
+    """One string per network at its inputs: ids that differ only in how the network is trained share it."""
+    return yaml.safe_dump(arch_config(spec), sort_keys=True)
+
+
 def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUNS_DIR) -> list[Path]:
     """Profile each model (or one) and record ``params_m`` and ``macs_m`` at tier ``arch``, split ``none``."""
     from harness.profile import profile_model
@@ -72,16 +85,14 @@ def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUN
         raise HarnessError(f"reproduction {repro.id!r} registers no models: nothing to profile")
     written, profiles = [], PROFILE_CACHE if PROFILE_CACHE is not None else {}
     for spec in specs:
-        config = {"build": spec.build, "kwargs": dict(spec.kwargs), "input_shape": list(spec.input_shape)}
-        if spec.inputs:  # named inputs: every one is part of what was profiled
-            config["inputs"] = {each.name: list(each.shape) for each in spec.inputs}
+        config = arch_config(spec)
         run_id = make_run_id(repro.id, spec.id, "arch", spec.dataset, "none", config, 0)
         if record_path(run_id, runs_dir).exists():
             written.append(record_path(run_id, runs_dir))
             continue
         started = now()
         # ids that differ only in how the network is trained (e.g. a sweep's) build the same network: profile it once
-        key = yaml.safe_dump(config, sort_keys=True)
+        key = network_key(spec)
         if key not in profiles:
             profiles[key] = profile_model(spec)
         prof = profiles[key]

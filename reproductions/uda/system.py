@@ -186,8 +186,7 @@ class UDASystem(pl.LightningModule):
             groups = l2_param_groups(self.model, hp.weight_decay)
             optimizer = torch.optim.SGD(groups, lr=hp.lr, momentum=hp.momentum, nesterov=True)
         elif hp.optimizer == "bert-adamw":
-            groups = bert_param_groups(self.model, hp.weight_decay)
-            optimizer = torch.optim.AdamW(groups, lr=hp.lr, betas=(0.9, 0.999), eps=1e-6)
+            optimizer = bert_adamw(self.model, hp.lr, hp.weight_decay)
         else:
             optimizer = torch.optim.AdamW(self.model.parameters(), lr=hp.lr, weight_decay=hp.weight_decay)
         total = max(1, int(self.trainer.estimated_stepping_batches))
@@ -224,6 +223,12 @@ def load_encoder(model: nn.Module, path: str) -> None:
         encoder.load_state_dict(read_state(path))
     except RuntimeError as exc:
         raise HarnessError(f"{path}: weights do not fit the model's BERT encoder: {exc}") from None
+
+
+def bert_adamw(model: nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
+    """BERT's optimiser (``bert-adamw``): Adam with decoupled weight decay on :func:`bert_param_groups`, epsilon
+    1e-6, as fine-tuning and the further pre-training both use it."""
+    return torch.optim.AdamW(bert_param_groups(model, weight_decay), lr=lr, betas=(0.9, 0.999), eps=1e-6)
 
 
 def bert_param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
@@ -353,8 +358,7 @@ class BertPretrainSystem(pl.LightningModule):
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams
-        optimizer = torch.optim.AdamW(bert_param_groups(self.model, hp.weight_decay), lr=hp.lr, betas=(0.9, 0.999),
-                                      eps=1e-6)  # fmt: skip
+        optimizer = bert_adamw(self.model, hp.lr, hp.weight_decay)
         total = max(1, int(self.trainer.estimated_stepping_batches))
         scheduler = torch.optim.lr_scheduler.LambdaLR(
             optimizer, lambda step: schedule_factor("bert-linear", step / total, hp.warmup)

@@ -14,8 +14,7 @@ with its hash-map orders made sorted ones (the library's own trainer learns diff
 when counts tie, as they do on a small corpus), and the vocabulary is renumbered before saving: special tokens first
 (in the order given), then the other base symbols sorted, then each merge's product in merge order (WordPiece: all
 its pieces sorted). The same texts and settings therefore give byte-identical ``tokenizer.json`` files, in any
-process. Offsets are ``tokenizers``' character
-offsets, with the white space a byte-level token carries left out.
+process. Offsets are ``tokenizers``' character offsets, with the white space a byte-level token carries left out.
 """
 
 from __future__ import annotations
@@ -173,14 +172,14 @@ def train_bpe(
 
     _check_specials(template, special_tokens)
     if byte_level:
+        model_args: dict[str, Any] = {}
         tokenizer = RustTokenizer(models.BPE())
         tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tokenizer.decoder = decoders.ByteLevel()
         options: dict[str, Any] = {"initial_alphabet": pre_tokenizers.ByteLevel.alphabet()}
-        unk = None
     else:
-        unk = roles_of(special_tokens).get("unk")
-        tokenizer = RustTokenizer(models.BPE(unk_token=unk, end_of_word_suffix="</w>"))
+        model_args = {"unk_token": roles_of(special_tokens).get("unk"), "end_of_word_suffix": "</w>"}
+        tokenizer = RustTokenizer(models.BPE(**model_args))
         steps = [normalizers.NFKC(), *([normalizers.Lowercase()] if lowercase else [])]
         tokenizer.normalizer = normalizers.Sequence(steps)
         tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
@@ -188,8 +187,7 @@ def train_bpe(
         options = {"suffix": "</w>"}
     vocab, merges = learn_bpe(_word_counts(tokenizer, texts), vocab_size, special_tokens, min_frequency=min_frequency,
                               **options)  # fmt: skip
-    named = {"unk_token": unk, "end_of_word_suffix": options.get("suffix")}
-    tokenizer.model = models.BPE(vocab, merges, **{name: value for name, value in named.items() if value is not None})
+    tokenizer.model = models.BPE(vocab, merges, **model_args)
     tokenizer.add_special_tokens(list(special_tokens))
     return hf_tokenizer(_canonical(tokenizer, special_tokens, template), template)
 

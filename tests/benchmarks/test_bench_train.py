@@ -64,8 +64,8 @@ def test_mode_sets_and_distinct_networks() -> None:
     assert bt.MODE_SETS["compile"][0] == bt.REFERENCE and all(m["compile"] for m in bt.MODE_SETS["compile"][1:])
     models = registry.models()
     # a sweep's ids build one network; another paper's id does not
-    assert bt.network_key(models["gpt-transfer-0"][1], True) == bt.network_key(models["gpt-transfer-5"][1], True)
-    assert bt.network_key(models["gpt-transfer-0"][1], True) != bt.network_key(models["gpt-budget"][1], True)
+    assert bt.network_key(models["gpt-transfer-0"][1]) == bt.network_key(models["gpt-transfer-5"][1])
+    assert bt.network_key(models["gpt-transfer-0"][1]) != bt.network_key(models["gpt-budget"][1])
 
 
 def test_json_is_written_row_by_row(tmp_path) -> None:
