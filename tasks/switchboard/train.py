@@ -232,10 +232,15 @@ def cut(line: Ms98Line, info: SphereInfo, transcript: str) -> Utterance | None:
     uid = utterance_id(line.conversation, line.side, line.begin, line.end)
     begin_cs, end_cs = int(100 * line.begin + 0.5), int(100 * line.end + 0.5)  # the id's hundredths
     length = info.samples / SAMPLE_RATE
-    if begin_cs / 100 > length or end_cs / 100 > length + MAX_OVERSHOOT:
+    late = None  # what lies past the audio, if anything
+    if begin_cs / 100 > length:
+        late = f"starts at {begin_cs / 100:.2f} s"
+    elif end_cs / 100 > length + MAX_OVERSHOOT:
+        late = f"ends at {end_cs / 100:.2f} s, more than {MAX_OVERSHOOT} s"
+    if late is not None:
         raise HarnessError(
-            f"{line.where}: segment {uid} ends at {end_cs / 100:.2f} s, after the end of {info.path.name} "
-            f"({length:.2f} s) by more than {MAX_OVERSHOOT} s: the transcript does not belong to this audio"
+            f"{line.where}: segment {uid} {late} after the end of {info.path.name} ({length:.2f} s): the transcript "
+            "does not belong to this audio"
         )
     end = min(end_cs * SAMPLE_RATE // 100, info.samples)
     begin = begin_cs * SAMPLE_RATE // 100

@@ -16,6 +16,7 @@ from tasks.switchboard.train import (
     map_word,
     normalise,
     remove_duplicates,
+    spread,
     utterance_id,
 )
 
@@ -103,6 +104,12 @@ def test_duplicates_are_thinned_by_remove_dup_utts_generator() -> None:
         remove_duplicates(_utterances(texts), max_count=1)
 
 
+def test_verify_decodes_segments_spread_over_the_training_split() -> None:
+    items = _utterances([str(i) for i in range(10)])
+    assert [u.id for u in spread(items, 3)] == ["u01", "u05", "u08"]
+    assert spread(items, -1) == spread(items, 20) == items and spread(items, 0) == []
+
+
 def test_the_fixture_s_splits_follow_s5c(tiny_root: Path) -> None:
     """[silence]-only and 0.05 s segments dropped, the first 2 ids held out, the 2nd of 3 uh-huh's thinned out."""
     dm = _module(tiny_root)
@@ -172,8 +179,14 @@ def _edit(root: Path, relative: Path, old: str, new: str) -> None:
         (
             "6.000000 8.500000",
             "6.000000 10.600000",
-            r"sw9001A-ms98-a-trans.text:3: segment sw09001-A_000600-001060 ends at 10.60 s, after the end of "
-            r"sw09001.sph \(10.00 s\) by more than 0.5 s",
+            r"sw9001A-ms98-a-trans.text:3: segment sw09001-A_000600-001060 ends at 10.60 s, more than 0.5 s after "
+            r"the end of sw09001.sph \(10.00 s\)",
+        ),
+        (
+            "6.000000 8.500000",
+            "10.200000 10.300000",
+            r"trans.text:3: segment sw09001-A_001020-001030 starts at 10.20 s after the end of sw09001.sph "
+            r"\(10.00 s\): the transcript",
         ),
         ("6.000000 8.500000", "0.500000 3.000000", r"trans.text:3: utterance sw09001-A_000050-000300 repeats .*:2"),
     ],
