@@ -48,7 +48,7 @@ REPRODUCTION = Reproduction(
     title="SpecAugment: A Simple Data Augmentation Method for Automatic Speech Recognition",
     arxiv="1904.08779v3",
     package="reproductions.specaugment",
-    tasks=("librispeech", "espeak-speech", "debian-lm"),
+    tasks=("librispeech", "switchboard", "espeak-speech", "debian-lm"),
     models=tuple(
         ModelSpec(
             id=variant,

@@ -7,7 +7,8 @@ peak at ``s_f``, and stays there. Variational weight noise (Gaussian, std 0.075:
 
 Label smoothing (uncertainty 0.1): the paper turns it on only for part of LibriSpeech training because it
 destabilises training at low learning rates; :func:`label_smoothing` switches it off once the decay starts,
-our reading of "only during the initial phases" (the exact switch-off point was not read; README).
+our reading of "only during the initial phases" (the exact switch-off point was not read; README). For its
+Switchboard state of the art it keeps label smoothing for the whole training ([S1]): ``off_at_decay=False``.
 """
 
 from __future__ import annotations
@@ -58,6 +59,6 @@ def weight_noise_on(step: int, schedule: Schedule) -> bool:
     return step >= schedule.s_noise
 
 
-def label_smoothing(step: int, schedule: Schedule, value: float = LABEL_SMOOTHING) -> float:
-    """``value`` until the decay starts (``s_i``), then 0."""
-    return value if step < schedule.s_i else 0.0
+def label_smoothing(step: int, schedule: Schedule, value: float = LABEL_SMOOTHING, off_at_decay: bool = True) -> float:
+    """``value`` until the decay starts (``s_i``), then 0; ``value`` throughout when not ``off_at_decay``."""
+    return value if step < schedule.s_i or not off_at_decay else 0.0

@@ -1,6 +1,8 @@
-"""The LightningModule that trains LAS-d-w with SpecAugment (arXiv 1904.08779v3) on a LibriSpeech-layout corpus.
+"""The LightningModule that trains LAS-d-w with SpecAugment (arXiv 1904.08779v3) on a LibriSpeech-layout corpus or on
+Switchboard-1.
 
-Batches come from :class:`tasks.librispeech.data.LibriSpeechDataModule` (80-bin log-mel). Per utterance, within its
+Batches come from :class:`tasks.librispeech.data.LibriSpeechDataModule` or
+:class:`tasks.switchboard.train.SwitchboardDataModule` (80-bin log-mel). Per utterance, within its
 length: :func:`~reproductions.specaugment.features.paper_features` (static + deltas, zero mean), then, in training
 only, :func:`~reproductions.specaugment.augment.spec_augment` with the ``policy``'s Table 1 row and a generator
 seeded by (seed, epoch, utterance id): on the fly, the same for a given seed whatever the batching.
@@ -9,16 +11,19 @@ Targets (:mod:`reproductions.specaugment.vocab`): ``wordpieces`` word pieces (th
 for Switchboard), a SentencePiece model learnt from the training splits' transcripts when the run starts (``setup``)
 and cited by the run's records; ``wordpieces = 0``: characters (the budget tier). Hypotheses are decoded back to
 words, which the WER is computed on. Loss: cross-entropy with label smoothing ``label_smoothing`` until the
-schedule's decay starts (:func:`schedules.label_smoothing`). Variational weight noise: from the schedule's
-``s_noise`` on, every training step runs on the weights plus Gaussian noise of std ``weight_noise`` (0.075), one
-draw per step from a generator seeded by (seed, step), the gradient applied to the clean weights (lingvo's global
-variational noise; :func:`~reproductions.specaugment.model.noisy_weights` lists the weights); validation and test
-use the clean weights. Optimiser: Adam with the ``schedule`` (B, D, L) shape, its steps multiplied by
-``schedule_scale``. Test: beam search (``beam_size``, length normalisation ``alpha``, coverage penalty
-``coverage_penalty``) of each utterance, a batch decoded together, with shallow fusion (``lm_weight``) with the
-LSTM LM ``lm`` when one is named: its weights come from the LM's own stage (:mod:`reproductions.specaugment.lm`)
-through the config's ``init_from`` (``prefixes: [lm]``), frozen, and must have been trained on this vocabulary. WER
-through the task's metric, whose predictions the runner keeps.
+schedule's decay starts (:func:`schedules.label_smoothing`; LibriSpeech's reading), or for the whole training with
+``label_smoothing_off_at_decay=False`` (the paper's Switchboard state of the art). Variational weight noise: from
+the schedule's ``s_noise`` on, every training step runs on the weights plus Gaussian noise of std ``weight_noise``
+(0.075), one draw per step from a generator seeded by (seed, step), the gradient applied to the clean weights
+(lingvo's global variational noise; :func:`~reproductions.specaugment.model.noisy_weights` lists the weights);
+validation and test use the clean weights. Optimiser: Adam with the ``schedule`` (B, D, L) shape, its steps
+multiplied by ``schedule_scale``. Test: beam search (``beam_size``, length normalisation ``alpha``, coverage penalty
+``coverage_penalty``) of each utterance, a batch decoded together, with shallow fusion (``lm_weight``) with the LSTM
+LM ``lm`` when one is named: its weights come from the LM's own stage (:mod:`reproductions.specaugment.lm`) through
+the config's ``init_from`` (``prefixes: [lm]``), frozen, and must have been trained on this vocabulary. WER through
+the test data's metric (:func:`wer_metric`), whose predictions the runner keeps: LibriSpeech's, or Hub5'00's (NIST's
+Hub-5 normalisation and GLM) for a data module whose ``task`` is ``switchboard``
+(:class:`tasks.switchboard.train.SwitchboardDataModule`).
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from reproductions.specaugment.schedules import (
 )
 from reproductions.specaugment.vocab import BOS, CHARS, EOS, UNK, Characters, WordPieces, decode, encode, vocabulary
 
-__all__ = ["BOS", "CHARS", "EOS", "UNK", "SpecAugmentLAS", "check_rate", "decode", "encode"]
+__all__ = ["BOS", "CHARS", "EOS", "UNK", "SpecAugmentLAS", "check_rate", "decode", "encode", "wer_metric"]
 VOCAB_SIZE = Characters().vocab_size
 IGNORE = -100
 MAX_WORDS_PER_SECOND = 10.0  # far above read speech (LibriSpeech ~2.7, espeak-ng at 185 wpm ~3.1)
@@ -58,10 +63,25 @@ def noise_generator(seed: int, step: int, device: torch.device | str = "cpu") ->
     return torch.Generator(device=device).manual_seed(int.from_bytes(digest[:8], "little") & (2**63 - 1))
 
 
-def check_rate(utterance: str, transcript: str, frames: int, hop_s: float = 0.01) -> None:
-    """A transcript with more than :data:`MAX_WORDS_PER_SECOND` words per second of audio does not match it."""
+def wer_metric(datamodule: Any) -> nn.Module:
+    """A test loader's WER metric: Hub5'00's (with the data's GLM) where the data module's ``task`` is
+    ``switchboard``, LibriSpeech's (also the espeak-ng corpus's) otherwise."""
+    if getattr(datamodule, "task", None) == "switchboard":
+        from tasks.switchboard.metric import Hub5WER
+
+        return Hub5WER(glm=datamodule.glm)
+    from tasks.librispeech.metric import LibriSpeechWER
+
+    return LibriSpeechWER()
+
+
+def check_rate(
+    utterance: str, transcript: str, frames: int, hop_s: float = 0.01, limit: float | None = MAX_WORDS_PER_SECOND
+) -> None:
+    """A transcript with more than ``limit`` words per second of audio does not match it (``None``: no check, for
+    data whose segments are cut at their own transcription's times)."""
     seconds = frames * hop_s
-    if len(transcript.split()) > MAX_WORDS_PER_SECOND * max(seconds, hop_s):
+    if limit is not None and len(transcript.split()) > limit * max(seconds, hop_s):
         raise HarnessError(
             f"utterance {utterance}: {len(transcript.split())} words in {seconds:.2f} s of audio: "
             "the transcript does not match its audio"
@@ -79,6 +99,7 @@ class SpecAugmentLAS(pl.LightningModule):
         schedule_scale: float = 0.01,
         peak_lr: float = 1e-3,
         label_smoothing: float = 0.1,
+        label_smoothing_off_at_decay: bool = True,
         wordpieces: int = 16384,
         weight_noise: float = WEIGHT_NOISE_STD,
         beam_size: int = 8,
@@ -137,11 +158,13 @@ class SpecAugmentLAS(pl.LightningModule):
 
     def features(self, batch: Any, augment: bool) -> tuple[Tensor, Tensor]:
         """Paper features per utterance ``(B, T, 80, 3)`` (SpecAugment in training), zero-padded, and lengths."""
+        data = self._trainer.datamodule if self._trainer is not None else None
+        limit = getattr(data, "max_words_per_second", MAX_WORDS_PER_SECOND)
         out = []
         for inputs, length, text, utterance in zip(
             batch.inputs, batch.lengths, batch.transcripts, batch.ids, strict=True
         ):
-            check_rate(utterance, text, int(length))
+            check_rate(utterance, text, int(length), limit=limit)
             x = paper_features(inputs[: int(length)])
             if augment:
                 x = spec_augment(
@@ -182,7 +205,8 @@ class SpecAugmentLAS(pl.LightningModule):
 
     def training_step(self, batch: Any, batch_idx: int) -> Tensor:
         step = self.global_step
-        smoothing = label_smoothing(step, self.schedule, self.hparams.label_smoothing)
+        hp = self.hparams
+        smoothing = label_smoothing(step, self.schedule, hp.label_smoothing, hp.label_smoothing_off_at_decay)
         loss = self.loss(batch, augment=True, smoothing=smoothing, weights=self.noisy_weights(step))
         self.log("train/loss", loss, batch_size=len(batch.ids))
         return loss
@@ -191,10 +215,9 @@ class SpecAugmentLAS(pl.LightningModule):
         self.log("val/loss", self.loss(batch, augment=False, smoothing=0.0), batch_size=len(batch.ids))
 
     def on_test_start(self) -> None:
-        from tasks.librispeech.metric import LibriSpeechWER
-
         self.check_lm()
-        self.test_metrics = nn.ModuleList(LibriSpeechWER() for _ in self.trainer.num_test_batches).to(self.device)
+        metrics = (wer_metric(self.trainer.datamodule) for _ in self.trainer.num_test_batches)
+        self.test_metrics = nn.ModuleList(metrics).to(self.device)
 
     def test_step(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None:
         features, lengths = self.features(batch, augment=False)

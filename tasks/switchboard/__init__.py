@@ -12,7 +12,9 @@ rules); ``score``'s docstring lists exactly what is done and where it differs fr
 
 Modules (imported on use): ``score`` (the scorer: STM references, ``<segment-id> WORDS`` predictions, ``--glm``),
 ``metric`` (:class:`~tasks.switchboard.metric.Hub5WER`), ``data`` (:class:`~tasks.switchboard.data.Hub5DataModule`:
-SPHERE audio cut into the STM's segments) and ``fixtures`` (espeak-ng speech written as two-channel SPHERE).
+SPHERE audio cut into the STM's segments), ``train`` (:class:`~tasks.switchboard.train.SwitchboardDataModule`:
+Switchboard-1, LDC97S62, with the ms98 transcriptions, prepared as Kaldi's s5c recipe does, to train on; Hub5'00 to
+test on) and ``fixtures`` (espeak-ng speech written as two-channel SPHERE, both corpora's layouts).
 """
 
 from harness.registry import Task

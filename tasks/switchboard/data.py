@@ -17,7 +17,8 @@ LibriSpeech at 8 kHz (``"log-mel"``: 25 ms / 10 ms windows, 256-point FFT, ``n_m
 ``"waveform"``: samples in [-1, 1]); ``transcripts`` are the STM's reference texts unnormalised (the metric
 normalises them as the scorer does) and ``ids`` the scorer's segment ids.
 
-Hub5'00 is an evaluation set: there is no training split (Switchboard-1, LDC97S62, is a separate corpus).
+Hub5'00 is an evaluation set: there is no training split (Switchboard-1, LDC97S62, is a separate corpus, read by
+:class:`tasks.switchboard.train.SwitchboardDataModule`, which tests on this module's loaders).
 ``subsets`` chooses ``swb`` (files ``sw_*``), ``ch`` (``en_*``) or both; each is one test (and validation)
 loader. ``verify()`` reads every referenced file's SPHERE header and checks the file holds the samples it
 declares, is 8 kHz and has the segment's channel, and every segment ends within its file: any problem is one
@@ -199,6 +200,8 @@ class Hub5DataModule(pl.LightningDataModule):
         glm: a GLM file for scoring (default: ``en20000405_hub5.glm`` next to the STM, when present).
     """
 
+    task = "switchboard"  # what scores the test loaders (a system picks its metric by it)
+
     def __init__(
         self,
         data_root: str | Path,
@@ -249,7 +252,10 @@ class Hub5DataModule(pl.LightningDataModule):
         )  # fmt: skip
 
     def train_dataloader(self) -> DataLoader:
-        raise HarnessError("Hub5'00 is an evaluation set: train on Switchboard-1 (LDC97S62) with another data module")
+        raise HarnessError(
+            "Hub5'00 is an evaluation set: train on Switchboard-1 (LDC97S62) with "
+            "tasks.switchboard.train:SwitchboardDataModule"
+        )
 
     def val_dataloader(self) -> list[DataLoader]:
         return [self._loader(name) for name in self.subsets]

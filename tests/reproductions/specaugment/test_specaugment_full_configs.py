@@ -19,11 +19,13 @@ from reproductions.specaugment.schedules import SCHEDULES
 
 CONFIGS = Path(registry.reproduction("specaugment").root) / "configs"
 FULL = sorted(CONFIGS.glob("full*.yaml"))
-# the claims a LibriSpeech full config must be able to judge (the fusion claims have no full LM: README)
-LIBRISPEECH = {
+# the claims each full config must be able to judge (the fusion claims have no full LM: README)
+JUDGES = {
     "full.yaml": {"abstract-librispeech-test-other-no-lm", "t3-librispeech-test-clean-no-lm"},
     "full-las-4-1024-b.yaml": {"t2-las-4-1024-b-ld-test-other", "t2-las-4-1024-b-ld-minus-none-test-other"},
     "full-las-4-1024-b-none.yaml": {"t2-las-4-1024-b-none-test-other"},
+    "full-switchboard-sm.yaml": {"abstract-swb-no-lm", "abstract-ch-no-lm"},
+    "full-switchboard-ss.yaml": {"t4-ss-swb-no-lm", "t4-ss-ch-no-lm"},
 }
 
 
@@ -67,13 +69,26 @@ def test_full_config_resolves_with_the_papers_batch_and_schedule(path: Path, tmp
     load_object(config["data"]["class_path"])(**{**data, "data_root": tmp_path})  # reads nothing yet
 
 
-@pytest.mark.parametrize("name", sorted(LIBRISPEECH))
-def test_librispeech_full_configs_judge_their_claims(name: str) -> None:
+@pytest.mark.parametrize("name", sorted(JUDGES))
+def test_full_configs_judge_their_claims(name: str) -> None:
     config = resolved(CONFIGS / name)
     system = config["system"]["init_args"]
-    assert system["wordpieces"] == 16384 and system["label_smoothing"] == 0.1
-    assert config["data"]["init_args"]["train_splits"] == ["train-clean-100", "train-clean-360", "train-other-500"]
-    assert judged_by(config) == LIBRISPEECH[name]
+    assert system["label_smoothing"] == 0.1
+    if config["protocol"] == "corpus-wer-upper-case-whitespace":  # LibriSpeech: 16k word pieces, all 960 h
+        assert system["wordpieces"] == 16384
+        assert config["data"]["init_args"]["train_splits"] == ["train-clean-100", "train-clean-360", "train-other-500"]
+    else:  # Switchboard: 1k word pieces, label smoothing for the whole training ([S1])
+        assert system["wordpieces"] == 1024 and system["label_smoothing_off_at_decay"] is False
+        subsets = config["data"]["init_args"]["test_subsets"]
+        assert config["evaluate"] == [{"dataset": "switchboard", "split": subset} for subset in subsets]
+    assert judged_by(config) == JUDGES[name]
+
+
+def test_every_claim_without_an_lm_has_a_full_config() -> None:
+    assert {path.name for path in FULL} == set(JUDGES)
+    paper = {c.id for c in registered_claims("specaugment") if not c.id.startswith("budget-")}
+    fusion = {c.id for c in registered_claims("specaugment") if c.conditions.get("system.init_args.lm_weight")}
+    assert len(fusion) == 6 and set().union(*JUDGES.values()) == paper - fusion
 
 
 def test_the_table_2_delta_has_its_baseline_config() -> None:

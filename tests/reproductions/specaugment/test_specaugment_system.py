@@ -27,6 +27,16 @@ def test_a_transcript_too_long_for_its_audio_is_named() -> None:
         check_rate("1-2-3", " ".join(["WORD"] * 30), frames=100)
 
 
+def test_switchboard_segments_skip_the_rate_check() -> None:
+    """Switchboard's segments are cut at their transcription's own times, where short fast ones are real."""
+    from tasks.switchboard.train import SwitchboardDataModule
+
+    assert SwitchboardDataModule.max_words_per_second is None
+    check_rate("sw02001-A_000098-000113", "[laughter] yeah", frames=15, limit=None)  # 13 words per second
+    with pytest.raises(HarnessError, match="does not match its audio"):
+        check_rate("sw02001-A_000098-000113", "[laughter] yeah", frames=15)
+
+
 def test_a_truncated_flac_is_one_error_naming_it(tmp_path: Path) -> None:
     import soundfile
 
