@@ -3,13 +3,15 @@ papers' claims tests.
 
 A claim is judged only by records of the same model, dataset, split and config values. An arch claim matches the
 records the arch tier writes (the model's ``ModelSpec.dataset``, split ``none``); any other claim matches runs of a
-tier config that may judge its kind, evaluates its dataset and split, and has every key its ``conditions`` name
-(a misspelt key would leave the claim ``not-run`` for ever). A delta claim's baseline must be producible the same
-way, by its own paper (another paper's, where the claim names one).
+tier config that may judge its kind, evaluates its dataset and split, and sets every key its ``conditions`` name
+to the claim's value once the model's ``overrides`` are applied, as the run's record holds it (a misspelt key, or a
+value no config sets, would leave the claim ``not-run`` for ever). A delta claim's baseline must be producible the
+same way, by its own paper (another paper's, where the claim names one).
 """
 
 from __future__ import annotations
 
+import copy
 import fnmatch
 import functools
 from pathlib import Path
@@ -19,16 +21,28 @@ import yaml
 
 from harness import registry
 from harness.claims import Claim
+from harness.runner import _set_dotted
 from harness.tiers import JUDGING_TIERS
 
+_ABSENT = object()
 
-def _has_key(config: dict[str, Any], dotted: str) -> bool:
+
+def _value(config: dict[str, Any], dotted: str) -> Any:
     node: Any = config
     for part in dotted.split("."):
         if not isinstance(node, dict) or part not in node:
-            return False
+            return _ABSENT
         node = node[part]
-    return True
+    return node
+
+
+def _sets(config: dict[str, Any], model: str, conditions: dict[str, Any]) -> bool:
+    """Whether a run of ``model`` with this config records every condition's value (the model's ``overrides``
+    applied, as :func:`harness.runner.resolve_config` applies them)."""
+    resolved = copy.deepcopy(config)
+    for dotted, value in (resolved.pop("overrides", None) or {}).get(model, {}).items():
+        _set_dotted(resolved, dotted, value)
+    return all(_value(resolved, key) == value for key, value in conditions.items())
 
 
 def _configs(repro: registry.Reproduction) -> list[dict[str, Any]]:
@@ -55,7 +69,7 @@ def _runs_write(claim: Claim, paper: str, model: str, conditions: dict[str, Any]
         config["tier"] in JUDGING_TIERS[claim.kind]
         and {"dataset": claim.dataset, "split": claim.split} in config.get("evaluate", [])
         and (claim.protocol is None or config.get("protocol") == claim.protocol)
-        and all(_has_key(config, key) for key in conditions)
+        and any(_sets(config, match, conditions) for match in matches)
         for config in _configs(repro)
     )
 

@@ -42,14 +42,17 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
     "specaugment": {
         "abstract-librispeech-test-other-lm": "shallow fusion: the paper's LSTM LM (size, training) was not read; no full LM",
         "t3-librispeech-test-clean-lm": "shallow fusion: the paper's LSTM LM (size, training) was not read; no full LM",
-        # Switchboard: configs/full-switchboard-{sm,ss}.yaml judge the no-LM claims. The *-lm ones (fusion weight and
-        # LM, Switchboard + Fisher text, not read / not built) name only keys those configs have (lm_weight 0.3 is a
-        # value no config sets), so this key check counts them producible; they stay not-run all the same.
+        **{
+            f"{claim}-lm": "Switchboard shallow fusion: its weight and LM (Switchboard + Fisher text) not read / not built"
+            for claim in ("abstract-swb", "abstract-ch", "t4-ss-swb", "t4-ss-ch")
+        },
     },
     "nas-fpn": {
         "abstract-amoebanet-ap": "AmoebaNet backbone not built; COCO test-dev is scored by the evaluation server",
         "abstract-mobile-vs-ssdlite-ap": "SSDLite baseline not built; COCO test-dev is scored by the evaluation server",
         "zoo-r50-nasfpn-640-latency-v100": "latency is hardware-bound: its condition 'hardware' is no config key",
+        "zoo-*-350ep-ap": "the model zoo's 350-epoch rows: configs/full.yaml trains the paper's 90k steps (49 epochs)",
+        "zoo-*-72ep-ap": "the model zoo's 72-epoch row: configs/full.yaml trains the paper's 90k steps (49 epochs)",
     },
     "ulmfit": {
         "t2-*-cove": "CoVe (McCann et al.): another paper's model, not built",
@@ -61,6 +64,9 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "t3-*-cnn": "CNN (Johnson and Zhang 2016): another paper's model, not built",
         "t3-*-dpcnn": "DPCNN (Johnson and Zhang 2017): another paper's model, not built",
         "t5-*-vanilla-lm": "the vanilla LM without dropout: no config turns the AWD-LSTM's dropouts off",
+        "t4-*-without-pretraining": "Table 4: configs/full-val-<dataset>.yaml from another parent; no config commits it",
+        "t6-*": "Table 6: configs/full-val-<dataset>.yaml from other parents (init_from.config); no config commits them",
+        "t7-*": "Table 7: configs/full-val-<dataset>.yaml with other `recipe` values; no config commits them",
     },
     "uda": {
         **{
@@ -86,6 +92,17 @@ UNPRODUCIBLE: dict[str, dict[str, str]] = {
         "t3-*-uda-pyramidnet": "PyramidNet with ShakeDrop is not built",
         "b2-*-mixmatch-reimplementation": "the paper's own MixMatch re-implementation: not built",
         "t4-*-pre-bert-sota": "the best pre-BERT results of other papers: not built",
+        "t1-cifar10-*-crop-flip": "Table 1's other augmentations: no config (configs/full.yaml: UDA, RandAugment, 4k)",
+        "t1-cifar10-*-cutout": "Table 1's other augmentations: no config (configs/full.yaml: UDA, RandAugment, 4k)",
+        "t1-cifar10-sup-50k-randaugment": "Table 1's fully supervised row (50k labels): no config",
+        "t2-yelp5-sup-650k-*": "Table 2's fully supervised Yelp-5 rows (650k labels): no config",
+        "t4-*-full-bert-large": "Table 4's fully supervised BERT-Large rows: no config",
+        "t6-cifar10-unsup*": "Table 6's grid of labelled x unlabelled set sizes: no config per cell",
+        "t7-svhn-unsup*": "Table 7's grid of labelled x unlabelled set sizes: no config per cell",
+        "t8-yelp5-tsa-*": "Table 8's TSA schedules other than the full config's: no config per schedule",
+        "t9-cifar10-*-uda-wrn-28-2": "Table 9's label counts other than 4k: no config per count (configs/full.yaml: 4k)",
+        "t10-svhn-*-uda-wrn-28-2": "Table 10's label counts other than 1k: no config per count (configs/full-svhn.yaml)",
+        "b2-svhn-sup-full-*": "the fully supervised SVHN rows (73,257 labels): no config",
     },
     "xlnet": {
         "t1-*": "Table 1: XLNet-Large-wikibooks and the best-of-3 BERT-Large: no full-tier config (needs the pre-training)",
