@@ -122,6 +122,15 @@ def read_segment(path: Path, channel: int, begin: int, end: int) -> np.ndarray:
     return samples[:, channel]
 
 
+def segment_inputs(path: Path, channel: int, begin: int, end: int, front_end: torch.nn.Module | None) -> Tensor:
+    """A segment's model inputs: :func:`read_segment`'s samples through ``front_end`` (``None``: the waveform)."""
+    inputs = torch.from_numpy(read_segment(path, channel, begin, end))
+    if front_end is None:
+        return inputs
+    with torch.no_grad():
+        return front_end(inputs)
+
+
 # --- the layout --------------------------------------------------------------------------------------------------
 
 
@@ -179,12 +188,8 @@ class SegmentDataset(Dataset):
     def __getitem__(self, index: int) -> tuple[Tensor, str, str]:
         s = self.segments[index]
         begin, end = round(s.begin * SAMPLE_RATE), round(s.end * SAMPLE_RATE)
-        samples = read_segment(self.audio / f"{s.file}.sph", "AB".index(s.channel), begin, end)
-        inputs = torch.from_numpy(samples)
-        if self.front_end is not None:
-            with torch.no_grad():
-                inputs = self.front_end(inputs)
-        return inputs, s.text, s.id
+        path = self.audio / f"{s.file}.sph"
+        return segment_inputs(path, "AB".index(s.channel), begin, end, self.front_end), s.text, s.id
 
 
 class Hub5DataModule(pl.LightningDataModule):

@@ -75,7 +75,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytorch_lightning as pl
-import torch
 from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
@@ -83,7 +82,14 @@ from harness.errors import HarnessError
 from harness.predictions import Scoring
 from tasks.librispeech.data import FEATURES, LogMelSpectrogram, collate
 from tasks.loaders import make_loader
-from tasks.switchboard.data import SAMPLE_RATE, Hub5DataModule, SphereInfo, read_segment, read_sphere_info
+from tasks.switchboard.data import (
+    SAMPLE_RATE,
+    Hub5DataModule,
+    SphereInfo,
+    read_segment,
+    read_sphere_info,
+    segment_inputs,
+)
 from tasks.switchboard.score import _lines
 
 TRANSCRIPTS = "swb_ms98_transcriptions"
@@ -331,11 +337,7 @@ class SideSegmentDataset(Dataset):
 
     def __getitem__(self, index: int) -> tuple[Tensor, str, str]:
         u = self.utterances[index]
-        inputs = torch.from_numpy(read_segment(u.path, u.channel, u.begin, u.end))
-        if self.front_end is not None:
-            with torch.no_grad():
-                inputs = self.front_end(inputs)
-        return inputs, u.transcript, u.id
+        return segment_inputs(u.path, u.channel, u.begin, u.end, self.front_end), u.transcript, u.id
 
 
 class SwitchboardDataModule(pl.LightningDataModule):
