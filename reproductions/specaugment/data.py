@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tasks.debian_corpora.speech import build_speech
+from tasks.debian_corpora.speech import MAX_WORDS, build_speech
 
 
-def prepare_espeak_speech(root: Path, train: int = 6000, dev: int = 300, test: int = 300, workers: int = 2) -> Path:
-    """Build (once; a complete corpus is left alone) the espeak-ng corpus at ``root``; returns ``root``."""
-    build_speech(Path(root), train=train, dev=dev, test=test, workers=workers)
+def prepare_espeak_speech(
+    root: Path, train: int = 6000, dev: int = 300, test: int = 300, workers: int = 2, max_words: int = MAX_WORDS
+) -> Path:
+    """Build (once; a complete corpus is left alone) the espeak-ng corpus at ``root``, of sentences of at most
+    ``max_words`` words; returns ``root``."""
+    build_speech(Path(root), train=train, dev=dev, test=test, workers=workers, max_words=max_words)
     return Path(root)
 
 

@@ -17,9 +17,10 @@ test or dev voice is. Speaker id = ``1000 + 4 * (12 * i + j) + style``; chapter 
 **Sentences** come from the text corpus's documents (``corpus.collect``: the same sources, de-duplication and
 split), ``train`` speech from the LM's ``train`` documents, ``dev`` from ``valid``, ``test`` from ``test``, so
 no sentence is shared between splits. Paragraphs are cut into sentences after ``.``, ``!``, ``?`` or ``;``
-followed by white space; a sentence is kept when it has 4 to 20 words, only ASCII letters, apostrophes, spaces
-and the punctuation ``.,;:!?"-`` (no digits, brackets or other symbols), no upper-case word of two or more
-letters (acronyms espeak-ng would spell out) and no abbreviation (a word without a vowel, such as GCIDE's
+followed by white space; a sentence is kept when it has 4 to 20 words (``max_words`` can lower the 20), only
+ASCII letters, apostrophes, spaces and the punctuation ``.,;:!?"-`` (no digits, brackets or other symbols), no
+upper-case word of two or more letters (acronyms espeak-ng would spell out) and no abbreviation (a word without a
+vowel, such as GCIDE's
 ``cf.`` and ``Fr.``, or a single letter other than ``a``, ``I`` and ``O``, as in ``e.g.``). Candidates are
 de-duplicated by transcript and ranked by the sha256 of the transcript; each split takes the first ``n`` and
 deals them out to its speakers in turn. The transcript is LibriSpeech's convention: upper case, hyphens read as
@@ -132,12 +133,13 @@ def sentences(kept: Iterable[Kept], split: str) -> list[tuple[str, str]]:
     return [(found[words], words) for words in ranked]
 
 
-def plan(kept: Sequence[Kept], sizes: dict[str, int]) -> list[Utterance]:
-    """The utterances of every split: ``sizes[split]`` sentences dealt out to the split's speakers in turn."""
+def plan(kept: Sequence[Kept], sizes: dict[str, int], max_words: int = MAX_WORDS) -> list[Utterance]:
+    """The utterances of every split: ``sizes[split]`` sentences (of at most ``max_words`` words) dealt out to the
+    split's speakers in turn."""
     utterances = []
     for split, text_split in SPLITS.items():
         voices = [speaker for speaker in speakers() if speaker.split == split]
-        candidates = sentences(kept, text_split)
+        candidates = [c for c in sentences(kept, text_split) if len(c[1].split()) <= max_words]
         if len(candidates) < sizes[split]:
             raise HarnessError(f"espeak-speech {split}: {sizes[split]} utterances asked, {len(candidates)} sentences")
         counts: dict[int, int] = {}
@@ -225,15 +227,26 @@ def _write_speech(tmp: Path, utterances: Sequence[Utterance], workers: int, info
 
 
 def build_speech(
-    out: Path, root: Path = Path("/"), train: int = 6000, dev: int = 300, test: int = 300, workers: int = 2
+    out: Path,
+    root: Path = Path("/"),
+    train: int = 6000,
+    dev: int = 300,
+    test: int = 300,
+    workers: int = 2,
+    max_words: int = MAX_WORDS,
 ) -> str:
     """Write the speech corpus to the folder ``out`` (see the module docstring); returns its data hash.
 
-    ``train`` / ``dev`` / ``test`` are utterance counts; ``root`` is where the Debian text packages are installed.
+    ``train`` / ``dev`` / ``test`` are utterance counts; ``root`` is where the Debian text packages are installed;
+    ``max_words`` (at most :data:`MAX_WORDS`) keeps only sentences that short, in the same ranking.
     """
+    if not MIN_WORDS <= max_words <= MAX_WORDS:
+        raise HarnessError(f"espeak-speech: max_words {max_words} is outside {MIN_WORDS}..{MAX_WORDS}")
     espeak_path()  # fail before reading anything
-    utterances = plan(collect(Path(root)), {"train": train, "dev": dev, "test": test})
+    utterances = plan(collect(Path(root)), {"train": train, "dev": dev, "test": test}, max_words)
     params = {"builder": "tasks.debian_corpora.speech", "train": train, "dev": dev, "test": test}
+    if max_words != MAX_WORDS:  # the full-length corpus keeps the parameters it was built with
+        params["max_words"] = max_words
     info = {"builder": params, "packages": package_versions(Path("/"), ["espeak-ng"])}
     atomic_fixture(Path(out), params, lambda tmp: _write_speech(tmp, utterances, workers, info))
     return speech_hash(out)
