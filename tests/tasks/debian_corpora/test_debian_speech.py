@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import HarnessError
 from tasks.debian_corpora import speech
 from tasks.librispeech.data import LibriSpeechDataModule
 from tasks.librispeech.score import read_split, score, write_transcripts
@@ -81,3 +82,18 @@ def test_building_twice_gives_the_same_hash(spoken: Path, debian_tree: Path, tmp
     assert sum(recorded["utterances"].values()) == sum(SIZES.values()) and recorded["hours"]["train"] > 0
     again = speech.build_speech(tmp_path / "again", debian_tree, workers=1, **SIZES)
     assert again == recorded["data_hash"]
+
+
+def test_max_words_keeps_the_ranking_of_the_short_sentences(debian_tree: Path) -> None:
+    """``max_words`` takes the same ranked candidates, those short enough, in the same order; the default corpus's
+    parameters (and so its identity) do not name it."""
+    from tasks.debian_corpora.corpus import collect
+
+    kept = collect(debian_tree)
+    full, short = speech.plan(kept, SIZES), speech.plan(kept, SIZES, max_words=7)
+    for split in SIZES:
+        ranked = [w for _, w in speech.sentences(kept, speech.SPLITS[split]) if len(w.split()) <= 7]
+        assert [u.transcript for u in short if u.speaker.split == split] == ranked[: SIZES[split]]
+    assert max(len(u.transcript.split()) for u in full) > 7  # the tiny tree has sentences of 4-15 words
+    with pytest.raises(HarnessError, match="max_words 3 is outside 4..20"):
+        speech.build_speech(Path("unused"), debian_tree, max_words=3)
