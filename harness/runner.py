@@ -214,8 +214,7 @@ def resolve_config(
     resolved.setdefault("fit", True)
     resolved["data"].setdefault("init_args", {})
     resolved["system"].setdefault("init_args", {})
-    for dotted, value in (resolved.pop("overrides", None) or {}).get(resolved["model"], {}).items():
-        _set_dotted(resolved, dotted, value)
+    apply_overrides(resolved, resolved["model"])
     if "init_from" in resolved and resolved["init_from"] is None:  # a model whose override starts it from nothing
         del resolved["init_from"]
     if data_root is not None:
@@ -262,6 +261,12 @@ def check_arguments(path: Path, resolved: dict[str, Any]) -> None:
         raise HarnessError(f"{path}: key 'trainer' is a mapping of pytorch_lightning.Trainer arguments")
     _unknown_arguments(pl.Trainer, trainer, "pytorch_lightning.Trainer", f"{path}: key 'trainer'")
     check_trainer(trainer, f"{path}: key 'trainer'", bool(resolved.get("save_checkpoint")))  # harness.distributed
+
+
+def apply_overrides(config: dict[str, Any], model: str) -> None:
+    """Set the config's ``overrides`` row of ``model`` (dotted key -> value) in place, and drop ``overrides``."""
+    for dotted, value in (config.pop("overrides", None) or {}).get(model, {}).items():
+        _set_dotted(config, dotted, value)
 
 
 def _set_dotted(config: dict[str, Any], dotted: str, value: Any) -> None:

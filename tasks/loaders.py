@@ -1,14 +1,16 @@
-"""The one way every task's data module builds its DataLoaders."""
+"""The one way every task's data module builds its DataLoaders, and picks the sample its ``verify()`` decodes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import torch
 from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
+
+T = TypeVar("T")
 
 
 def make_loader(
@@ -33,3 +35,12 @@ def make_loader(
         pin_memory=torch.cuda.is_available(),
         persistent_workers=num_workers > 0,
     )
+
+
+def spread(items: Sequence[T], limit: int) -> list[T]:
+    """``limit`` items spread evenly over ``items``, the middle of each of ``limit`` equal stretches (all of them
+    when ``limit < 0`` or there are no more than ``limit``): what a data module's ``verify()`` decodes."""
+    if limit < 0 or limit >= len(items):
+        return list(items)
+    step = len(items) / limit if limit else 0.0
+    return [items[int((i + 0.5) * step)] for i in range(limit)]

@@ -21,7 +21,7 @@ import yaml
 
 from harness import registry
 from harness.claims import Claim
-from harness.runner import _set_dotted
+from harness.runner import apply_overrides
 from harness.tiers import JUDGING_TIERS
 
 _ABSENT = object()
@@ -40,8 +40,7 @@ def _sets(config: dict[str, Any], model: str, conditions: dict[str, Any]) -> boo
     """Whether a run of ``model`` with this config records every condition's value (the model's ``overrides``
     applied, as :func:`harness.runner.resolve_config` applies them)."""
     resolved = copy.deepcopy(config)
-    for dotted, value in (resolved.pop("overrides", None) or {}).get(model, {}).items():
-        _set_dotted(resolved, dotted, value)
+    apply_overrides(resolved, model)
     return all(_value(resolved, key) == value for key, value in conditions.items())
 
 

@@ -45,7 +45,7 @@ from torch.utils.data import DataLoader, Dataset
 from harness.errors import HarnessError
 from harness.predictions import Scoring
 from tasks.librispeech.score import read_split
-from tasks.loaders import make_loader
+from tasks.loaders import make_loader, spread
 
 SAMPLE_RATE = 16_000
 FEATURES = ("log-mel", "waveform")
@@ -115,10 +115,7 @@ def load_audio(path: Path) -> np.ndarray:
 
 def check_audio(utterances: Sequence[Utterance], limit: int = VERIFY_AUDIO) -> int:
     """Decode ``limit`` files spread evenly over ``utterances`` (all when ``limit < 0``); return how many."""
-    chosen = list(utterances)
-    if 0 <= limit < len(chosen):
-        step = len(chosen) / limit if limit else 0.0
-        chosen = [chosen[int((i + 0.5) * step)] for i in range(limit)]
+    chosen = spread(utterances, limit)
     for utterance in chosen:
         load_audio(utterance.path)
     return len(chosen)

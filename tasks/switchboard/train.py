@@ -80,8 +80,8 @@ from torch.utils.data import DataLoader, Dataset
 
 from harness.errors import HarnessError
 from harness.predictions import Scoring
-from tasks.librispeech.data import FEATURES, LogMelSpectrogram, collate
-from tasks.loaders import make_loader
+from tasks.librispeech.data import collate
+from tasks.loaders import make_loader, spread
 from tasks.switchboard.data import (
     SAMPLE_RATE,
     Hub5DataModule,
@@ -160,9 +160,14 @@ def normalise(words: Sequence[str]) -> str:
     return " ".join(mapped.lower() for mapped in map(map_word, kept) if mapped)
 
 
+def hundredths(seconds: float) -> int:
+    """A time in hundredths of a second, rounded half up, as s5c writes it into an utterance id."""
+    return int(100 * seconds + 0.5)
+
+
 def utterance_id(conversation: str, side: str, begin: float, end: float) -> str:
-    """s5c's id: ``<conversation>-<side>_<begin>-<end>``, times in hundredths rounded half up, six digits."""
-    return f"{conversation}-{side}_{int(100 * begin + 0.5):06d}-{int(100 * end + 0.5):06d}"
+    """s5c's id: ``<conversation>-<side>_<begin>-<end>``, times in :func:`hundredths`, six digits."""
+    return f"{conversation}-{side}_{hundredths(begin):06d}-{hundredths(end):06d}"
 
 
 def _parse_ms98_line(path: Path, number: int, line: str, side: tuple[str, str]) -> Ms98Line:
@@ -236,7 +241,7 @@ def cut(line: Ms98Line, info: SphereInfo, transcript: str) -> Utterance | None:
     """The utterance of one line as ``extract-segments`` cuts it: end clipped to the audio (by at most
     :data:`MAX_OVERSHOOT`), ``None`` when then shorter than :data:`MIN_SEGMENT`."""
     uid = utterance_id(line.conversation, line.side, line.begin, line.end)
-    begin_cs, end_cs = int(100 * line.begin + 0.5), int(100 * line.end + 0.5)  # the id's hundredths
+    begin_cs, end_cs = hundredths(line.begin), hundredths(line.end)  # the id's times
     length = info.samples / SAMPLE_RATE
     late = None  # what lies past the audio, if anything
     if begin_cs / 100 > length:
@@ -315,14 +320,6 @@ def subsets(utterances: Sequence[Utterance], dev: int, max_count: int) -> dict[s
     }
 
 
-def spread(items: Sequence[Utterance], limit: int) -> list[Utterance]:
-    """``limit`` items spread evenly over ``items`` (all when ``limit < 0`` or there are fewer)."""
-    if limit < 0 or limit >= len(items):
-        return list(items)
-    step = len(items) / limit if limit else 0.0
-    return [items[int((i + 0.5) * step)] for i in range(limit)]
-
-
 # --- datasets and the data module --------------------------------------------------------------------------------
 
 
@@ -383,16 +380,14 @@ class SwitchboardDataModule(pl.LightningDataModule):
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
-        if features not in FEATURES:
-            raise HarnessError(f"unknown features {features!r}; choose one of {', '.join(FEATURES)}")
-        self.data_root, self.batch_size, self.num_workers = Path(data_root), batch_size, num_workers
-        self.dev_utterances, self.max_duplicates, self.verify_audio = dev_utterances, max_duplicates, verify_audio
-        self.skip_conversations = tuple(skip_conversations)
-        self.front_end = LogMelSpectrogram(SAMPLE_RATE, n_mels=n_mels) if features == "log-mel" else None
-        self.hub5 = Hub5DataModule(
+        self.hub5 = Hub5DataModule(  # checks features and test_subsets
             hub5_root if hub5_root is not None else data_root, subsets=test_subsets, batch_size=batch_size,
             features=features, n_mels=n_mels, num_workers=num_workers, glm=glm,
         )  # fmt: skip
+        self.front_end = self.hub5.front_end  # the same front end for training and test (8 kHz)
+        self.data_root, self.batch_size, self.num_workers = Path(data_root), batch_size, num_workers
+        self.dev_utterances, self.max_duplicates, self.verify_audio = dev_utterances, max_duplicates, verify_audio
+        self.skip_conversations = tuple(skip_conversations)
         self.splits: dict[str, list[Utterance]] = {}
         self._verified = False
         self.data_hash: str | None = None

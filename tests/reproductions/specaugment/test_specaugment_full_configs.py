@@ -14,7 +14,7 @@ from harness.claims import registered_claims
 from harness.records import RunRecord
 from harness.registry import load_object
 from harness.runner import check_arguments, load_config, resolve_config
-from harness.verdicts import _lookup
+from harness.verdicts import matches
 from reproductions.specaugment.schedules import SCHEDULES
 
 CONFIGS = Path(registry.reproduction("specaugment").root) / "configs"
@@ -36,26 +36,22 @@ def resolved(path: Path) -> dict[str, Any]:
     return out
 
 
-def lookup(config: dict[str, Any], dotted: str) -> Any:
-    return _lookup(RunRecord.model_construct(config=config, metrics={}), f"config.{dotted}")
-
-
 def judged_by(config: dict[str, Any], baseline: bool = False) -> set[str]:
-    """The claims (or, with ``baseline``, the delta claims whose baseline) a record of this config would match."""
-    out = set()
-    for claim in registered_claims("specaugment"):
-        if baseline and claim.baseline is None:
-            continue
-        model = claim.baseline_model if baseline else claim.model
-        conditions = claim.baseline_conditions if baseline else claim.conditions
-        if (
-            model == config["model"]
-            and {"dataset": claim.dataset, "split": claim.split} in config["evaluate"]
-            and config.get("protocol") == claim.protocol
-            and all(lookup(config, key) == value for key, value in conditions.items())
-        ):
-            out.add(claim.id)
-    return out
+    """The claims (or, with ``baseline``, the delta claims whose baseline) a record of this config would match, by
+    :func:`harness.verdicts.matches` on the record each evaluation writes."""
+    records = [
+        RunRecord.model_construct(
+            paper="specaugment",
+            model=config["model"],
+            protocol=config.get("protocol"),
+            config=config,
+            metrics={"wer": 0.0},
+            **evaluation,
+        )
+        for evaluation in config["evaluate"]
+    ]
+    claims = [c for c in registered_claims("specaugment") if c.baseline is not None or not baseline]
+    return {c.id for c in claims if any(matches(c, record, baseline=baseline) for record in records)}
 
 
 @pytest.mark.parametrize("path", FULL, ids=lambda path: path.stem)

@@ -9,6 +9,7 @@ import pytest
 import soundfile
 
 from harness.errors import HarnessError
+from tasks.loaders import spread
 from tasks.switchboard.fixtures import SWBD1_AUDIO, ms98_path, write_tiny_switchboard
 from tasks.switchboard.train import (
     SwitchboardDataModule,
@@ -16,7 +17,6 @@ from tasks.switchboard.train import (
     map_word,
     normalise,
     remove_duplicates,
-    spread,
     utterance_id,
 )
 
