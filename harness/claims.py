@@ -95,6 +95,30 @@ class Baseline(BaseModel):
     conditions: dict[str, Condition] | None = None
 
 
+class Deviation(BaseModel):
+    """A reviewed difference between an arch claim and our count: what we measure (``measured``, in the claim's unit),
+    why it differs from the paper's number (``reason``) and what shows our network is the paper's all the same
+    (``evidence``, e.g. "equal to the released checkpoint's tensor shapes"). The verdict is ``deviation`` only while
+    the measurement still equals ``measured`` (within the claim's tolerance); a count that moves is a failure again."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    measured: Number
+    reason: str = Field(min_length=1)
+    evidence: str = Field(min_length=1)
+
+
+class Equivalence(BaseModel):
+    """How a "no difference" delta claim (``value: 0``) is judged: two one-sided tests (TOST) at ``alpha`` against
+    the margin ``[-margin, margin]`` in the claim's unit: the difference's (1 - 2 alpha) interval inside the margin is
+    ``reproduced``, wholly outside it ``not-reproduced``, otherwise ``inconclusive``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    margin: Number = Field(gt=0)
+    alpha: Number = Field(default=0.05, gt=0, lt=0.5)
+
+
 class Claim(BaseModel):
     """One reported number or statement, with its source in the paper."""
 
@@ -123,6 +147,17 @@ class Claim(BaseModel):
     quote: str | None = None
     protocol: str | None = None
     notes: str | None = None
+    # how a delta's (or a baseline trend's) seeds are compared: ``paired`` (the same seed on both sides shares its
+    # data order and initial draw: the interval of the per-seed differences) or ``independent`` (Welch)
+    analysis: Literal["paired", "independent"] = "independent"
+    # the unit that was replicated: ``seed`` (each seed is an independent replicate) or ``condition`` (the runs hang
+    # from one shared upstream run, e.g. one pre-training: a trend is judged on the condition means, one point per x)
+    replicate: Literal["seed", "condition"] = "seed"
+    equivalence: Equivalence | None = None  # a "no difference" claim: judged by TOST against this margin
+    counting: str | None = Field(default=None, pattern=ID_PATTERN)  # arch: the paper's counting rule (docs/verdicts.md)
+    deviation: Deviation | None = None  # arch: a reviewed difference from the paper's count
+    derived: bool = False  # the value is computed from the stated configuration: no evidence of fidelity
+    constructed: bool = False  # not a comparison the paper itself makes: built from its numbers by this project
 
     @model_validator(mode="before")
     @classmethod
@@ -167,6 +202,24 @@ class Claim(BaseModel):
             )
         if self.kind not in ("delta", "trend") and self.baseline:
             raise ValueError("'baseline' is only for delta and trend claims")
+        return self
+
+    @model_validator(mode="after")
+    def _check_judging_fields(self) -> Claim:
+        """A "no difference" delta is judged by an equivalence test, never as a positive claim; arch fields are for
+        arch claims; an analysis across seeds is for claims with a baseline."""
+        if self.kind == "delta" and self.value == 0 and self.equivalence is None:
+            raise ValueError(
+                "field 'value': a delta of 0 claims no difference, which is judged by an equivalence test: give "
+                "'equivalence: {margin: M}' (the largest difference, in the claim's unit, that counts as none)"
+            )
+        if self.equivalence is not None and (self.kind != "delta" or self.value != 0):
+            raise ValueError("field 'equivalence': only for a delta claim of value 0 (no difference)")
+        for name in ("counting", "deviation"):
+            if getattr(self, name) is not None and self.kind != "arch":
+                raise ValueError(f"field '{name}': only for arch claims, not {self.kind}")
+        if self.analysis == "paired" and self.baseline is None:
+            raise ValueError("field 'analysis': 'paired' compares a model with its baseline: give 'baseline'")
         return self
 
     @model_validator(mode="after")

@@ -71,7 +71,8 @@ CLAIM_COLUMNS = {
     "unit": "VARCHAR", "higher_is_better": "BOOLEAN", "tolerance": "DOUBLE", "statement": "VARCHAR",
     "rule": "JSON", "baseline": "VARCHAR", "baseline_paper": "VARCHAR", "baseline_conditions": "JSON",
     "conditions": "JSON", "quote": "VARCHAR", "protocol": "VARCHAR", "notes": "VARCHAR", "url": "VARCHAR",
-    "accessed": "DATE", "sha256": "VARCHAR",
+    "accessed": "DATE", "sha256": "VARCHAR", "analysis": "VARCHAR", "replicate": "VARCHAR", "equivalence": "JSON",
+    "counting": "VARCHAR", "deviation": "JSON", "derived": "BOOLEAN", "constructed": "BOOLEAN",
 }  # fmt: skip
 VERDICT_COLUMNS = {
     "position": "BIGINT", "paper": "VARCHAR", "claim_id": "VARCHAR", "kind": "VARCHAR", "model": "VARCHAR",
