@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from harness.claims import Claim
 
 DB_PATH = Path("results/harness.duckdb")
-STORE_VERSION = 5  # 3: runs.parents; 4: incremental ingest (rows taken from each record's JSON by DuckDB); 5: papers
+STORE_VERSION = 6  # 3: runs.parents; 4: incremental ingest (rows taken from each record's JSON by DuckDB); 5: papers;
+# 6: verdicts' evidence (scale, analysis, interval, p-values, premises, plan, machines, tags) and claims' judging fields
 BUILD_PREFIX = ".ingest-"  # the temp folders of an ingest, beside the database
 PARALLEL_FROM = 5000  # records validated in several processes from this many on
 MAX_OBJECT_BYTES = 2 * MAX_RECORD_BYTES  # the largest record line DuckDB's JSON reader is asked to take
@@ -78,7 +79,10 @@ VERDICT_COLUMNS = {
     "position": "BIGINT", "paper": "VARCHAR", "claim_id": "VARCHAR", "kind": "VARCHAR", "model": "VARCHAR",
     "dataset": "VARCHAR", "split": "VARCHAR", "metric": "VARCHAR", "reported": "DOUBLE", "tolerance": "DOUBLE",
     "status": "VARCHAR", "tier": "VARCHAR", "mean": "DOUBLE", "std": "DOUBLE", "n": "BIGINT", "delta": "DOUBLE",
-    "reason": "VARCHAR", "run_ids": "VARCHAR[]",
+    "reason": "VARCHAR", "run_ids": "VARCHAR[]", "scale": "VARCHAR", "analysis": "VARCHAR", "low": "DOUBLE",
+    "high": "DOUBLE", "p_value": "DOUBLE", "p_holm": "DOUBLE", "excluded": "VARCHAR", "seeds_needed": "BIGINT",
+    "machines": "BIGINT", "machine_ids": "VARCHAR[]", "tags": "VARCHAR[]", "premises": "JSON", "plan": "VARCHAR",
+    "examples": "JSON", "off_plan": "BIGINT",
 }  # fmt: skip
 TREND_POINT_COLUMNS = {
     "paper": "VARCHAR", "claim_id": "VARCHAR", "x": "DOUBLE", "y": "DOUBLE", "model": "VARCHAR", "seed": "BIGINT",

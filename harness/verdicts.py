@@ -18,7 +18,12 @@ from harness.claims import Claim
 from harness.records import RunRecord
 from harness.tiers import DETERMINISTIC_TIERS, JUDGING_TIERS, TIER_ORDER
 
-STATUSES = ("reproduced", "not-reproduced", "inconclusive", "not-run")
+# premise-failed: the budget regime cannot test the claim (a premise check failed); untestable: the plan says the
+# tier cannot afford the seeds the claim needs; off-plan: records exist but none under the paper's committed plan;
+# deviation: an arch count that differs from the paper's for a reviewed reason (never counted as reproduced)
+STATUSES = (
+    "reproduced", "not-reproduced", "inconclusive", "not-run", "premise-failed", "untestable", "off-plan", "deviation",
+)  # fmt: skip
 MIN_SEEDS = 2
 MIN_TREND_POINTS = 3
 CONFIDENCE = 0.95
@@ -51,6 +56,21 @@ class Verdict:
     delta: float | None = None
     reason: str = "no matching results"
     run_ids: list[str] = field(default_factory=list)
+    scale: str | None = None  # "paper" (the paper's number: full, weights, arch) or "budget" (direction at small scale)
+    analysis: str | None = None  # what was computed, in words ("paired t over 5 seeds", "TOST", ...)
+    low: float | None = None  # the interval the status rests on (of the mean, the difference or the slope)
+    high: float | None = None
+    p_value: float | None = None  # two-sided, of "no effect" (a trend: of no correlation; TOST: of no equivalence)
+    p_holm: float | None = None  # Holm-adjusted over the paper's budget verdicts that have a p-value
+    excluded: str | None = None  # what an inconclusive interval rules out, in words
+    seeds_needed: int | None = None  # per side, for the smallest effect of interest at 80% power
+    machines: int = 0  # distinct machines (CPU model and ISA level, accelerator) the judged records ran on
+    machine_ids: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)  # premise-failed, derived, constructed, fragile, nested, ...
+    premises: list[dict[str, Any]] = field(default_factory=list)  # {id, check, passed, detail} per premise checked
+    plan: str | None = None  # the plan file the claim was judged under
+    examples: dict[str, Any] | None = None  # per-example evidence from the kept predictions
+    off_plan: int = 0  # matching records the plan does not cover (shown, never judged)
 
     def row(self) -> dict[str, Any]:
         return asdict(self)
