@@ -170,24 +170,24 @@ def _report_ingest(result: Any) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """The verdicts the last ``harness ingest`` wrote (it judges; this only reads the ``verdicts`` table)."""
+    """The verdicts the last ``harness ingest`` wrote (it judges; this only reads the ``verdicts`` and ``claims``
+    tables): the paper's numbers, then the direction at budget scale, then the counts per scale and status."""
     from harness import registry
-    from harness.store import claims_changed, read_report
+    from harness.report import read, sections, summary
+    from harness.store import claims_changed
 
-    rows = read_report(args.paper)
+    rows = read(args.paper)
     if args.paper and not rows:
         registry.reproduction(args.paper)  # an unknown paper is an error; a known one may have no claims
     if claims_changed():
         note = "claims files changed since the last ingest; run `harness ingest` to judge them anew"
         print(f"harness: note: {note}", file=sys.stderr)
-    columns = ["paper", "claim_id", "metric", "reported", "tolerance", "status", "tier", "mean", "std", "n", "delta"]
-    _emit(rows, args.json, columns)
-    if not args.json:
-        counts = {
-            status: sum(r["status"] == status for r in rows)
-            for status in ("reproduced", "not-reproduced", "inconclusive", "not-run")
-        }
-        print(f"\n{len(rows)} claim(s): " + ", ".join(f"{n} {status}" for status, n in counts.items()))
+    if args.json:
+        _emit(rows, True)
+        return 0
+    for heading, shown, columns in sections(rows):
+        print(f"{heading}\n{_table(shown, columns)}\n")
+    print(summary(rows))
     return 0
 
 

@@ -140,3 +140,123 @@ def two_papers_db(tmp_path: Path) -> Path:
     )
     store.build_database(records, tables, db)
     return db
+
+
+# The evidence database: verdicts with the fields of store version 6 (scale, interval, p and Holm p, premises, plan,
+# machines, tags, per-example evidence) written as a judge of that version writes them, over budget and full runs
+# whose records name Lightning CSV logs. Each verdict is one kind of thing the reader must be shown apart.
+EVIDENCE = "toy-paper"
+MACHINES = ["x86_64-avx2", "x86_64-avx512"]
+PLAN = "tests/toy_plugin/toy_paper/plans/budget.yaml"
+PASSED = {"id": "baseline-learns", "check": "baseline accuracy > 50", "passed": True, "detail": "61.3 > 50"}
+FAILED = {"id": "bow-learns", "check": "toy-bow accuracy > 50", "passed": False, "detail": "11.0: chance level"}
+MCNEMAR = {"method": "mcnemar", "estimate": 1.8, "low": 0.4, "high": 3.1, "p_value": 0.011, "n_examples": 297,
+           "reason": None}  # fmt: skip
+EVIDENCE_CLAIMS = [  # (claim fields, verdict fields)
+    ({"id": "mlp-params", "kind": "arch", "model": "toy-mlp", "split": "none", "metric": "params_m", "value": 0.00121,
+      "tolerance": 0.000005, "unit": "M", "derived": True},
+     {"status": "reproduced", "tier": "arch", "mean": 0.00121, "n": 1, "delta": 0.0, "scale": "paper",
+      "tags": ["derived"], "reason": "arch result 0.00121 against 0.00121 ± 5e-06 (derived from the configuration)"}),
+    ({"id": "mlp-macs", "kind": "arch", "model": "toy-mlp", "split": "none", "metric": "macs_m", "value": 0.002,
+      "tolerance": 0.0001, "unit": "M",
+      "deviation": {"measured": 0.001184, "reason": "the paper counts the bias adds", "evidence": "same shapes"}},
+     {"status": "deviation", "tier": "arch", "mean": 0.001184, "n": 1, "delta": -0.000816, "scale": "paper",
+      "tags": ["deviation"], "reason": "a reviewed deviation: the paper counts the bias adds"}),
+    ({"id": "mlp-accuracy", "kind": "scalar", "model": "toy-mlp", "split": "test", "metric": "accuracy", "value": 95.0,
+      "tolerance": 2.0},
+     {"status": "reproduced", "tier": "full", "mean": 95.0, "std": 0.2, "n": 3, "delta": 0.0, "scale": "paper",
+      "low": 94.5, "high": 95.5, "analysis": "t-interval over 3 seeds", "machines": 1, "machine_ids": MACHINES[:1],
+      "reason": "95% t-interval [94.5, 95.5] against 95.0 ± 2.0"}),
+    ({"id": "wide-beats-narrow", "kind": "delta", "model": "toy-mlp-wide", "baseline": "toy-mlp", "split": "test",
+      "metric": "accuracy", "value": 1.0, "tolerance": 1.0, "analysis": "paired"},
+     {"status": "reproduced", "tier": "budget", "mean": 1.6, "std": 0.3, "n": 3, "scale": "budget", "low": 0.9,
+      "high": 2.3, "p_value": 0.004, "p_holm": 0.012, "analysis": "paired t over 3 seeds", "machines": 2,
+      "machine_ids": MACHINES, "tags": ["holm"], "premises": [PASSED], "plan": PLAN, "examples": MCNEMAR,
+      "reason": "paired difference interval [0.9, 2.3] above 0"}),
+    ({"id": "bow-beats-mlp", "kind": "delta", "model": "toy-bow", "baseline": "toy-mlp", "split": "test",
+      "metric": "accuracy", "value": 3.0, "tolerance": 1.0, "constructed": True},
+     {"status": "premise-failed", "tier": "budget", "scale": "budget", "tags": ["premise-failed", "constructed"],
+      "premises": [PASSED, FAILED], "plan": PLAN,
+      "reason": "premise bow-learns failed: the budget regime cannot test the claim"}),
+    ({"id": "wide-beats-bow", "kind": "delta", "model": "toy-mlp-wide", "baseline": "toy-bow", "split": "test",
+      "metric": "accuracy", "value": 0.5, "tolerance": 0.5},
+     {"status": "inconclusive", "tier": "budget", "mean": 0.2, "n": 3, "scale": "budget", "low": -0.7, "high": 1.1,
+      "p_value": 0.41, "p_holm": 0.82, "analysis": "Welch t over 3 and 3 seeds", "machines": 1,
+      "machine_ids": MACHINES[:1], "tags": ["fragile"], "excluded": "a loss of more than 0.7 points",
+      "seeds_needed": 12, "plan": PLAN, "reason": "difference interval [-0.7, 1.1] contains 0"}),
+    ({"id": "bow-off-plan", "kind": "delta", "model": "toy-bow", "baseline": "toy-mlp-wide", "split": "test",
+      "metric": "error", "value": -1.0, "tolerance": 1.0},
+     {"status": "off-plan", "tier": "budget", "scale": "budget", "tags": ["off-plan"], "off_plan": 4, "plan": PLAN,
+      "reason": "4 matching records, none under the committed plan"}),
+    ({"id": "bow-old-judge", "kind": "delta", "model": "toy-bow", "baseline": "toy-mlp", "split": "test",
+      "metric": "error", "value": -2.0, "tolerance": 1.0},  # as a judge before store version 6 fields: nulls
+     {"status": "inconclusive", "tier": "budget", "mean": -0.5, "n": 3, "delta": 1.5, "tags": None,
+      "machine_ids": None, "premises": None, "reason": "budget tier judges the sign only"}),
+]  # fmt: skip
+# (model, seed, accuracy, final train loss) of the budget runs whose logs the delta claims' curves are drawn from
+BUDGET_RUNS = [
+    ("toy-mlp", 0, 90.1, 0.42), ("toy-mlp", 1, 90.4, 0.40), ("toy-mlp", 2, 90.0, 0.44),
+    ("toy-mlp-wide", 0, 91.8, 0.30), ("toy-mlp-wide", 1, 91.9, 0.29), ("toy-mlp-wide", 2, 91.6, 0.31),
+    ("toy-bow", 0, 11.0, 2.30), ("toy-bow", 1, 11.2, 2.29), ("toy-bow", 2, 10.9, 2.31),
+]  # fmt: skip
+
+
+def training_log(work: Path, run_id: str, last_loss: float, accuracy: float) -> str:
+    """A Lightning CSVLogger ``metrics.csv`` for one run under ``work`` (the path its record names, relative)."""
+    path = f"results/lightning/toy-paper/budget/{run_id}/metrics.csv"
+    rows = [f"0,9,{last_loss * 3:.3f},", f"0,9,,{accuracy - 20:.2f}", f"1,19,{last_loss:.3f},", f"1,19,,{accuracy}"]
+    (work / path).parent.mkdir(parents=True, exist_ok=True)
+    (work / path).write_text("epoch,step,train_loss,val_accuracy\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def evidence_records(work: Path) -> list:
+    """The runs of the evidence database: the arch profile, three full runs, nine budget runs with training logs."""
+    arch = make_record(tier="arch", split="none", seed=0, protocol="flopcounter-macs", provenance=PROVENANCE,
+                       metrics={"params_m": 0.00121, "macs_m": 0.001184})  # fmt: skip
+    full = [make_record(seed=s, metrics={"accuracy": a}, provenance=PROVENANCE) for s, a in enumerate([94.8, 95, 95.2])]
+    budget = []
+    for model, seed, accuracy, loss in BUDGET_RUNS:
+        run_id = f"toy-paper.{model}.budget.digits.test.s{seed}"
+        log = training_log(work, run_id, loss, accuracy)
+        budget.append(make_record(
+            model=model, tier="budget", seed=seed, metrics={"accuracy": accuracy, "error": 100 - accuracy},
+            provenance=PROVENANCE, artifacts={"training_log": log},
+        ))  # fmt: skip
+    return [arch, *full, *budget]
+
+
+def evidence_tables(records: list) -> store.Tables:
+    """The claims and verdicts of ``EVIDENCE_CLAIMS``, each verdict resting on the runs of its claim's models."""
+    from harness.verdicts import Verdict
+
+    claims, verdicts = [], []
+    for position, (fields, judged) in enumerate(EVIDENCE_CLAIMS):
+        fields = {"paper": EVIDENCE, "arxiv": "2001.00001v2", "source": "Table 1", "dataset": "digits", "unit": "%",
+                  "higher_is_better": True} | fields  # fmt: skip
+        claim = Claim.model_validate(fields)
+        models = {claim.model, claim.baseline_model} - {None}
+        tier = judged.get("tier")
+        run_ids = [r.run_id for r in records if r.model in models and r.tier == tier and claim.metric in r.metrics]
+        verdict = Verdict(
+            paper=EVIDENCE, claim_id=claim.id, kind=claim.kind, model=claim.model, dataset=claim.dataset,
+            split=claim.split, metric=claim.metric, reported=claim.value, tolerance=claim.tolerance, run_ids=run_ids,
+        )  # fmt: skip
+        row = verdict.row() | judged
+        claims.append(claim_row(claim))
+        verdicts.append({"position": position, **row})
+    papers = [{"paper": EVIDENCE, "title": "A Toy Paper About Digits", "link": "https://arxiv.org/abs/2001.00001v2"}]
+    return store.Tables(claims=claims, verdicts=verdicts, papers=papers)
+
+
+def build_evidence(work: Path) -> Path:
+    """The evidence database at ``work/results/harness.duckdb``, the run logs beside it under ``work/results``."""
+    records = evidence_records(work)
+    db = work / "results" / "harness.duckdb"
+    store.build_database(records, evidence_tables(records), db)
+    return db
+
+
+@pytest.fixture
+def evidence_db(tmp_path: Path) -> Path:
+    return build_evidence(tmp_path / "work")
