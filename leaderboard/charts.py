@@ -7,11 +7,16 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-STATUS_COLORS = {"reproduced": "#2e7d32", "not-reproduced": "#c62828", "inconclusive": "#f9a825", "not-run": "#9e9e9e"}
+# every status (harness.verdicts.STATUSES) and "derived" (a claim counted as no evidence), one colour each
+STATUS_COLORS = {
+    "reproduced": "#2e7d32", "not-reproduced": "#c62828", "inconclusive": "#f9a825", "not-run": "#9e9e9e",
+    "premise-failed": "#6a1b9a", "untestable": "#8d6e63", "off-plan": "#546e7a", "deviation": "#1565c0",
+    "derived": "#90a4ae",
+}  # fmt: skip
 
 
 def status_color(**legend: Any) -> alt.Color:
-    """Status as colour, the same four colours on every chart."""
+    """Status as colour, the same colours on every chart."""
     scale = alt.Scale(domain=list(STATUS_COLORS), range=list(STATUS_COLORS.values()))
     return alt.Color("status:N", scale=scale, legend=alt.Legend(orient="bottom", title=None, **legend))
 
@@ -81,6 +86,26 @@ def training_curves(curves: pd.DataFrame) -> alt.FacetChart:
             tooltip=[c for c in ("name", "step", "epoch", "value") if c in curves.columns],
         )
         .properties(width=260, height=160)
+        .facet(facet=alt.Facet("name:N", title=None), columns=3)
+        .resolve_scale(y="independent")
+    )
+
+
+def arm_curves(curves: pd.DataFrame) -> alt.FacetChart:
+    """A delta claim's learning curves (``queries.arm_curves``): each logged value against the step, one panel per
+    value on its own y scale, one line per run, coloured by model, so the two arms' gap can be read across training
+    (its sign at the end is what a budget verdict judges)."""
+    return (
+        alt.Chart(curves)
+        .mark_line(point=alt.OverlayMarkDef(size=20))
+        .encode(
+            x=alt.X("step:Q", title="step"),
+            y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
+            color=alt.Color("model:N", legend=alt.Legend(orient="bottom", title=None)),
+            detail="run_id:N",
+            tooltip=["model", "seed", "run_id", "name", "step", "value"],
+        )
+        .properties(width=320, height=180)
         .facet(facet=alt.Facet("name:N", title=None), columns=3)
         .resolve_scale(y="independent")
     )

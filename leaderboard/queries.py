@@ -35,15 +35,40 @@ _SESSION: contextvars.ContextVar[tuple[Path, duckdb.DuckDBPyConnection] | None] 
 TIER_RANK_SQL = "CASE tier " + " ".join(f"WHEN '{t.name}' THEN {t.rank}" for t in TABLE) + " ELSE 0 END"
 # Tiers whose runs give a paper's kind of number (model-index Results): arch goes to Metadata, smoke to neither.
 RESULT_TIERS = tuple(name for name in TIER_ORDER if set(BY_NAME[name].judges) - {"arch"})
+# The overview's three groups of claims (docs/leaderboard.md): the paper's numbers (its results, judged at the paper's
+# scale: full runs, released weights), the direction at budget scale (the sign of a difference at small scale, never
+# its size) and the architecture (params, MACs: judged at the arch tier, no data); each with the tiers whose runs it
+# counts and those that may judge it.
+GROUPS = {"accuracy": ("scalar", "delta", "trend"), "budget": ("delta", "trend"), "architecture": ("arch",)}
+GROUP_SCALES = {"accuracy": "paper", "budget": "budget", "architecture": "paper"}
+GROUP_BEST_TIERS = {
+    "accuracy": tuple(t for t in TIER_ORDER if t != "budget" and set(BY_NAME[t].judges) & set(GROUPS["accuracy"])),
+    "budget": ("budget",),
+    "architecture": ("arch",),
+}
+GROUP_RUN_TIERS = {"accuracy": tuple(t for t in TIER_ORDER if t not in ("arch", "budget")), "budget": ("budget",),
+                   "architecture": ("arch",)}  # fmt: skip
+# What a verdict counts as in a headline: its status, except that a derived claim (the value follows from the stated
+# configuration) is no evidence, and an arch deviation (a reviewed difference from the paper's count) is no
+# reproduction. Its scale: the judge's, else (a database of a judge before store version 6) the tier's.
+COUNTED = (*STATUSES, "derived")
+SCALE_SQL = "coalesce(v.scale, CASE WHEN v.tier = 'budget' OR v.plan IS NOT NULL THEN 'budget' ELSE 'paper' END)"
+TAGS_SQL = "coalesce(v.tags, []::VARCHAR[])"
+COUNTED_SQL = (
+    f"CASE WHEN coalesce(c.derived, false) OR list_contains({TAGS_SQL}, 'derived') THEN 'derived' "
+    f"WHEN list_contains({TAGS_SQL}, 'deviation') THEN 'deviation' ELSE v.status END"
+)
+# verdicts with their scale and what each counts as (``judged``), joined to their claims' flags
+JUDGED_SQL = (
+    f"SELECT v.*, {SCALE_SQL} AS scale_shown, {COUNTED_SQL} AS counted, coalesce(c.derived, false) AS derived, "
+    "coalesce(c.constructed, false) AS constructed FROM verdicts v "
+    "LEFT JOIN claims c ON c.paper = v.paper AND c.claim_id = v.claim_id"
+)
 # The paper's address: its arXiv abstract page, else the URL its claims cite.
-# The overview's two groups of claims: what the architecture is (params, MACs: judged at the arch tier, no data)
-# and what it achieves (the paper's results), each with the tiers whose runs it counts and those that may judge it.
-GROUPS = {"accuracy": ("scalar", "delta", "trend"), "architecture": ("arch",)}
-GROUP_BEST_TIERS = {name: tuple(t for t in TIER_ORDER if set(BY_NAME[t].judges) & set(k)) for name, k in GROUPS.items()}
-GROUP_RUN_TIERS = {"accuracy": tuple(t for t in TIER_ORDER if t != "arch"), "architecture": ("arch",)}
 MAX_LISTED_SEEDS = 20  # more seeds in a row than this are written as a range (a command: $(seq FIRST LAST))
 MAX_JOINED_RUNS = 2000  # paper_claims looks up the runs of verdicts resting on at most this many at once
 MAX_TREND_POINTS = 5000  # a trend drawn from more runs than this is drawn from its means per x
+MAX_CURVE_RUNS = 20  # a delta claim's learning curves: at most this many runs of each arm (the smallest seeds)
 CLAIM_RUNS_SQL = "run_id IN (SELECT unnest(run_ids) FROM verdicts WHERE paper = ? AND claim_id = ?)"
 RUNS_ORDER = "finished_at DESC, run_id"  # the Runs page's order: newest first, the run id breaking ties
 LINK_SQL = "any_value(CASE WHEN arxiv IS NOT NULL THEN 'https://arxiv.org/abs/' || arxiv ELSE url END)"
@@ -113,9 +138,9 @@ def counts(db: Path, group: str = "accuracy", **filters: Sequence[str]) -> dict[
 
 
 def headline(table: pd.DataFrame) -> dict[str, int]:
-    """Totals of an :func:`overview` table: papers, claims, runs and claims per status."""
+    """Totals of an :func:`overview` table: papers, claims, runs and claims per status (``COUNTED``)."""
     totals = {"papers": len(table)}
-    return totals | {key: int(table[key].sum()) for key in ("claims", "runs", *STATUSES)}
+    return totals | {key: int(table[key].sum()) for key in ("claims", "runs", *COUNTED)}
 
 
 def titles(db: Path) -> dict[str, str]:
@@ -166,16 +191,21 @@ def overview(
     tiers: Sequence[str] = (),
     statuses: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """One row per paper for one group of claims (``GROUPS``: architecture or accuracy): its title, its claims by
-    status, its successful runs at the group's tiers and the best tier among them that judges the group's claims.
+    """One row per paper for one group of claims (``GROUPS``: the paper's numbers ``accuracy``, the direction at
+    ``budget`` scale, or ``architecture``): its title, its claims by what they count as (``COUNTED``: the status, a
+    derived claim as ``derived``, an arch deviation as ``deviation``), its successful runs at the group's tiers and
+    the best tier among them that judges the group's claims.
 
     The filters select claims (task = the claim's dataset, tier = the tier its verdict rests on, status) and
     runs (paper, dataset, tier); a paper is listed when any claim is left, or, without a status filter, any run.
     """
     kinds, run_tiers = GROUPS[group], GROUP_RUN_TIERS[group]
-    where, params = _where({"paper": papers, "dataset": tasks, "tier": tiers, "status": statuses, "kind": kinds})
-    per_status = ", ".join(f"count(*) FILTER (WHERE status = '{s}') AS \"{s}\"" for s in STATUSES)
-    claims_sql = f"SELECT paper, count(*) AS claims, {per_status} FROM verdicts{where} GROUP BY paper"
+    where, params = _where(
+        {"paper": papers, "dataset": tasks, "tier": tiers, "status": statuses, "kind": kinds},
+        "", ("scale_shown", [GROUP_SCALES[group]]),
+    )  # fmt: skip
+    per_status = ", ".join(f"count(*) FILTER (WHERE counted = '{s}') AS \"{s}\"" for s in COUNTED)
+    claims_sql = f"SELECT paper, count(*) AS claims, {per_status} FROM ({JUDGED_SQL}){where} GROUP BY paper"
     run_where, run_params = _where(
         {"paper": papers, "dataset": tasks, "tier": tiers, "status": ["ok"]}, "", ("tier", run_tiers)
     )
@@ -192,9 +222,9 @@ def overview(
     claims, runs, names = frames(db, (claims_sql, params), (runs_sql, run_params), (names_sql, ()))
     table = claims.merge(runs, on="paper", how="left" if statuses else "outer")
     table = table.merge(names, on="paper", how="left")
-    for column in ("claims", *STATUSES, "runs"):
+    for column in ("claims", *COUNTED, "runs"):
         table[column] = table[column].fillna(0).astype(int)
-    columns = ["paper", "title", "link", "claims", *STATUSES, "best_tier", "runs"]
+    columns = ["paper", "title", "link", "claims", *COUNTED, "best_tier", "runs"]
     return table[columns].sort_values("paper", ignore_index=True)
 
 
@@ -270,13 +300,34 @@ def paper_claims(
     table = table.drop(columns=["seed_min", "seed_max", "seed_list", "joined"])
     rows = zip(table.itertuples(), looked_up, strict=True)
     table["command"] = [_claim_command(paper, row) if ok else None for row, ok in rows]
-    return table
+    return _with_evidence(table)
+
+
+def _with_evidence(table: pd.DataFrame) -> pd.DataFrame:
+    """The evidence columns as the pages show them (nulls of a judge before store version 6 tolerated): ``tags``
+    with the claim's ``derived`` and ``constructed`` flags, ``machine_ids`` a list, ``premises`` a list of
+    {id, check, passed, detail}, ``examples`` a dict or None; no Δ at budget scale (the sign is judged, not the
+    size)."""
+    flags = zip(table["tags"], table["derived"], table["constructed"], strict=True)
+    table["tags"] = [
+        list(dict.fromkeys([*_as_list(t), *["derived"] * bool(d), *["constructed"] * bool(c)])) for t, d, c in flags
+    ]
+    table["machine_ids"] = [_as_list(v) for v in table["machine_ids"]]
+    table["premises"] = [_json_cell(v) or [] for v in table["premises"]]
+    table["examples"] = [_json_cell(v) for v in table["examples"]]
+    table["delta"] = table["delta"].where(table["scale"] != "budget")
+    return table.drop(columns=["derived", "constructed"])
+
+
+def _json_cell(value: Any) -> Any:
+    """A JSON cell parsed (None for NULL)."""
+    return json.loads(value) if isinstance(value, str) else None
 
 
 # paper_claims: the claims' verdicts (v), the runs each rests on (evidence: only verdicts of at most ? runs) looked
 # up among the runs of the paper and its baselines' papers (mine), summed up per claim (used).
 CLAIMS_SQL = (
-    "WITH v AS (SELECT * FROM verdicts v{where}), "
+    "WITH v AS (SELECT * FROM (" + JUDGED_SQL.replace("{", "{{").replace("}", "}}") + ") v{where}), "
     "evidence AS (SELECT claim_id, unnest(run_ids) AS run_id FROM v "
     "WHERE len(run_ids) <= coalesce(?::BIGINT, len(run_ids))), "
     "mine AS (SELECT run_id, seed, model, paper FROM runs WHERE paper IN (SELECT v.paper FROM v UNION "
@@ -289,8 +340,11 @@ CLAIMS_SQL = (
     "SELECT v.claim_id, v.kind, c.source, v.model, c.baseline, c.baseline_paper, v.dataset, v.split, v.metric, "
     "c.unit, v.reported, v.mean AS measured, v.std, v.delta, v.tolerance, v.status, v.tier, v.n, "
     "coalesce(len(v.run_ids), 0) AS n_runs, coalesce(u.joined, 0) AS joined, u.seed_min, u.seed_max, u.seed_list, "
-    "u.run_models, v.reason, c.statement, c.rule FROM v JOIN claims c ON c.paper = v.paper AND c.claim_id = "
-    "v.claim_id LEFT JOIN used u ON u.claim_id = v.claim_id ORDER BY v.claim_id"
+    "u.run_models, v.reason, c.statement, c.rule, v.scale_shown AS scale, v.counted, v.tags, v.derived, "
+    "v.constructed, v.low, v.high, v.p_value, v.p_holm, v.analysis, v.excluded, v.seeds_needed, v.machines, "
+    "v.machine_ids, v.premises, v.plan, v.examples, v.off_plan "
+    "FROM v JOIN claims c ON c.paper = v.paper AND c.claim_id = v.claim_id LEFT JOIN used u ON u.claim_id = v.claim_id "
+    "ORDER BY v.claim_id"
 )
 
 
@@ -334,13 +388,14 @@ def _command_models(paper: str, row: Any) -> list[str]:
 
 
 def reported_vs_measured(claims: pd.DataFrame) -> pd.DataFrame:
-    """Chart data from :func:`paper_claims`: each judged non-trend claim with its distance from the reported value
+    """Chart data from :func:`paper_claims`: each judged non-trend claim of the paper's scale (a budget verdict
+    judges a sign, not a distance) with its distance from the reported value
     in tolerances, ``z`` = Δ / tolerance (``layer`` "claim"), and one row for the band z in [-1, 1] where a claim
     holds (``layer`` "band"). On that one axis a parameter count in the millions, a top-1 in percent and a delta
     of a few points are equally readable: the band has the same width for every claim."""
     scored = claims[
-        (claims["kind"] != "trend") & claims["measured"].notna() & claims["reported"].notna()
-        & (claims["tolerance"] > 0)
+        (claims["kind"] != "trend") & (claims["scale"] == "paper") & claims["delta"].notna()
+        & claims["reported"].notna() & (claims["tolerance"] > 0)
     ]  # fmt: skip
     label = [
         f"{c} ({m}{', delta' if k == 'delta' else ''})" for c, m, k in scored[["claim_id", "metric", "kind"]].values
@@ -510,6 +565,40 @@ def training_curves(log: Path) -> pd.DataFrame:
     long = table.melt(id_vars=keys, var_name="name", value_name="value")
     long = long[pd.to_numeric(long["value"], errors="coerce").notna()].astype({"value": float})
     return long.reset_index(drop=True)
+
+
+def find_log(db: Path, path: str) -> Path | None:
+    """A record's log path as it was written (relative to the repository root the run was made in): found from the
+    current folder or from the database's (results/..); None when it is not on this machine."""
+    for candidate in (Path(path), db.resolve().parent.parent / path):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def claim_logs(db: Path, paper: str, claim_id: str, per_model: int = MAX_CURVE_RUNS) -> pd.DataFrame:
+    """The training logs (``artifacts.training_log``) of the runs a claim's verdict rests on: run_id, model, seed,
+    log (the path the record names), at most ``per_model`` runs of each model (the smallest seeds), by model and
+    seed. A delta claim's two arms are its model's runs and its baseline's."""
+    return frame(
+        db,
+        "SELECT run_id, model, seed, artifacts->>'training_log' AS log FROM runs "
+        f"WHERE {CLAIM_RUNS_SQL} AND artifacts->>'training_log' IS NOT NULL "
+        "QUALIFY row_number() OVER (PARTITION BY model ORDER BY seed, run_id) <= ? ORDER BY model, seed, run_id",
+        [paper, claim_id, per_model],
+    )
+
+
+def arm_curves(db: Path, logs: pd.DataFrame) -> pd.DataFrame:
+    """The training curves of the runs of :func:`claim_logs` whose log is on this machine: the long rows of
+    :func:`training_curves` (step, epoch, name, value) with each run's run_id, model and seed."""
+    found = []
+    for run in logs.itertuples():
+        path = find_log(db, run.log)
+        if path is not None:
+            found.append(training_curves(path).assign(run_id=run.run_id, model=run.model, seed=run.seed))
+    columns = ["step", "epoch", "name", "value", "run_id", "model", "seed"]
+    return pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=columns)
 
 
 def paper_run_count(db: Path, paper: str) -> int:

@@ -1,19 +1,35 @@
-"""Overview: per paper, its accuracy claims and its architecture claims by verdict, under one set of filters."""
+"""Overview: per paper, its claims by verdict in three groups under one set of filters: the paper's numbers, the
+direction at budget scale, and the architecture (with its reviewed deviations and derived counts apart)."""
 
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from leaderboard import charts, queries, ui
-from leaderboard.queries import STATUSES
+from leaderboard.queries import COUNTED
 
 SECTIONS = (
-    ("accuracy", "Accuracy claims", "The paper's results (scalars, deltas against a baseline, trends): judged by "
-     "budget runs (trends, the sign of deltas), full runs and released weights (the paper's numbers)."),
+    ("accuracy", "The paper's numbers", "The paper's results (scalars, deltas against a baseline, trends) at the "
+     "paper's scale: judged by full runs and released weights against the reported value and its tolerance."),
+    ("budget", "Direction at budget scale", "Budget runs (small real data, a CPU or one GPU) judge the sign of a "
+     "difference or trend under the paper's committed plan, never its size: counted apart from the paper's numbers. "
+     "Premise failed: the budget regime cannot test the claim; off plan: runs exist, none under the plan."),
     ("architecture", "Architecture claims", "Parameter counts and multiply-adds: judged by the arch tier, which "
-     "profiles the models without data."),
+     "profiles the models without data. A deviation (a reviewed difference from the paper's count) is not counted "
+     "as reproduced; a derived count (it follows from the stated configuration) is counted as no evidence."),
 )  # fmt: skip
-HEADLINE = ("papers", "claims", "runs", *STATUSES)
+EMPTY = {"accuracy": "claims about the paper's numbers", "budget": "claims judged at budget scale",
+         "architecture": "architecture claims"}  # fmt: skip
+# the statuses each group's headline and table always show; any other is shown where it occurs
+STATUS_COLUMNS = {
+    "accuracy": ("reproduced", "not-reproduced", "inconclusive", "not-run"),
+    "budget": ("reproduced", "not-reproduced", "inconclusive", "not-run", "premise-failed", "untestable", "off-plan"),
+    "architecture": ("reproduced", "not-reproduced", "deviation", "derived", "not-run"),
+}
+
+
+def label(status: str) -> str:
+    return "Derived (no evidence)" if status == "derived" else status.capitalize().replace("-", " ")
 
 
 def show_section(group: str, heading: str, caption: str, filters: dict[str, list[str]]) -> None:
@@ -22,20 +38,21 @@ def show_section(group: str, heading: str, caption: str, filters: dict[str, list
     st.header(heading, anchor=group)
     st.caption(caption)
     totals = queries.headline(table)
-    for column, key in zip(st.columns(len(HEADLINE)), HEADLINE, strict=True):
-        label = "Successful runs" if key == "runs" else key.capitalize().replace("-", " ")
-        column.metric(label, totals[key])
+    statuses = [s for s in COUNTED if s in STATUS_COLUMNS[group] or totals[s]]
+    headline = ("papers", "claims", "runs", *statuses)
+    for column, key in zip(st.columns(len(headline)), headline, strict=True):
+        column.metric("Successful runs" if key == "runs" else label(key), totals[key])
     if table.empty:
-        st.info(f"No paper has {heading.lower()} that match the filters.")
+        st.info(f"No {EMPTY[group]} match the filters.")
         return
     table.insert(2, "claims_page", ["paper?" + urlencode({"paper": p}) for p in table["paper"]])
-    shown = ["paper", "title", "claims_page", "link", "claims", *STATUSES, "runs"]
+    shown = ["paper", "title", "claims_page", "link", "claims", *statuses]
     st.dataframe(
         table,
         hide_index=True,
         placeholder="",
         key=f"overview-{group}",
-        column_order=shown[:-1] + ["best_tier", "runs"] if group == "accuracy" else shown,
+        column_order=[*shown, "best_tier", "runs"] if group != "architecture" else [*shown, "runs"],
         column_config={
             "paper": "Paper",
             "title": st.column_config.TextColumn("Title", width="medium"),
@@ -44,7 +61,7 @@ def show_section(group: str, heading: str, caption: str, filters: dict[str, list
                 "Source", display_text=r"([^/]+)$", help="the paper: its arXiv page, or where it is published"
             ),
             "claims": st.column_config.NumberColumn("Claims"),
-            **{status: st.column_config.NumberColumn(status.capitalize().replace("-", " ")) for status in STATUSES},
+            **{status: st.column_config.NumberColumn(label(status)) for status in COUNTED},
             "best_tier": st.column_config.TextColumn(
                 "Best tier", help="the strongest tier with a successful run that can judge these claims"
             ),
@@ -70,6 +87,6 @@ with columns[3]:
 for group, heading, caption in SECTIONS:
     show_section(group, heading, caption, {"papers": papers, "tasks": tasks, "tiers": tiers, "statuses": statuses})
 st.caption(
-    "A verdict names the tier it rests on: smoke runs never judge a claim, budget runs judge trends and the sign "
-    "of deltas, full and weights runs judge the paper's numbers (docs/verdicts.md)."
+    "A verdict names the tier it rests on: smoke runs never judge a claim, budget runs judge the direction of deltas "
+    "and trends at small scale, full and weights runs judge the paper's numbers (docs/verdicts.md)."
 )

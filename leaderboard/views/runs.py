@@ -3,7 +3,6 @@ model index; one run's training curves."""
 
 import io
 import math
-from pathlib import Path
 
 import streamlit as st
 import yaml
@@ -90,15 +89,6 @@ def show_downloads(chosen: dict) -> None:
     )
 
 
-def log_file(path: str) -> Path | None:
-    """A record's log path as it was written (relative to the repository root the run was made in): found from the
-    current folder or from the database's (results/..)."""
-    for candidate in (Path(path), db.resolve().parent.parent / path):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def show_training_curves(run_ids: list[str]) -> None:
     """The chosen run's training curves from the CSV log its record names (``artifacts.training_log``)."""
     st.subheader("Training curves")
@@ -112,7 +102,7 @@ def show_training_curves(run_ids: list[str]) -> None:
         st.caption("This run's record names no training log (arch profiles and evaluations of given weights train "
                    "nothing).")  # fmt: skip
         return
-    found = log_file(path)
+    found = queries.find_log(db, path)
     if found is None:
         st.caption(f"Training log `{path}` (named by the record; not on this machine).")
         return

@@ -46,15 +46,20 @@ def metric(at: AppTest, label: str) -> str:
 
 
 def headlines(at: AppTest) -> list[dict[str, str]]:
-    """The overview's two headlines (accuracy claims, then architecture claims): label -> value."""
-    values = [(m.label, m.value) for m in at.metric]
-    return [dict(values[:7]), dict(values[7:])]
+    """The overview's three headlines (the paper's numbers, the direction at budget scale, architecture claims):
+    label -> value; each starts with "Papers"."""
+    found: list[dict[str, str]] = []
+    for m in at.metric:
+        if m.label == "Papers":
+            found.append({})
+        found[-1][m.label] = m.value
+    return found
 
 
 def test_overview_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     at = app_over(leaderboard_db, monkeypatch)
     assert at.title[0].value == "Does each paper's number hold?"
-    assert [h.value for h in at.header] == ["Accuracy claims", "Architecture claims"]
+    assert [h.value for h in at.header] == ["The paper's numbers", "Direction at budget scale", "Architecture claims"]
     accuracy, architecture = (frame.value.set_index("paper").loc[TOY] for frame in at.dataframe[:2])
     statuses = ["claims", "reproduced", "not-reproduced", "inconclusive", "not-run"]
     assert accuracy[statuses].tolist() == [3, 2, 0, 1, 0] and architecture[statuses].tolist() == [2, 1, 1, 0, 0]
@@ -63,20 +68,20 @@ def test_overview_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert [frame.proto.placeholder for frame in at.dataframe] == ["", ""]  # an empty cell is blank, not "None"
     assert len(charts(at)) == 2
     at.multiselect(key="filter-status").select("not-reproduced").run()
-    assert "No paper has accuracy claims that match the filters." in [i.value for i in at.info]
+    assert "No claims about the paper's numbers match the filters." in [i.value for i in at.info]
     filtered = at.dataframe[0].value
     assert list(filtered["paper"]) == [TOY] and filtered["claims"].tolist() == [1]
 
 
 def test_the_overview_headline_follows_the_filters(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     at = app_over(leaderboard_db, monkeypatch, paper=TOY)
-    accuracy, architecture = headlines(at)
+    accuracy, _, architecture = headlines(at)
     assert (accuracy["Papers"], accuracy["Claims"], accuracy["Successful runs"], accuracy["Reproduced"]) == (
         "1", "3", "7", "2",
     )  # fmt: skip
     assert (architecture["Claims"], architecture["Not reproduced"], architecture["Successful runs"]) == ("2", "1", "1")
     at.multiselect(key="filter-status").select("not-reproduced").run()
-    accuracy, architecture = headlines(at)
+    accuracy, _, architecture = headlines(at)
     assert (accuracy["Papers"], accuracy["Claims"], accuracy["Successful runs"]) == ("0", "0", "0")
     assert (architecture["Papers"], architecture["Claims"], architecture["Not reproduced"]) == ("1", "1", "1")
 
@@ -91,7 +96,7 @@ def test_the_best_tier_never_shows_smoke(toy: Path, monkeypatch: pytest.MonkeyPa
 def test_overview_filters_come_from_the_url(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     at = app_over(leaderboard_db, monkeypatch, tier="arch")
     assert at.multiselect(key="filter-tier").value == ["arch"]
-    assert "No paper has accuracy claims that match the filters." in [i.value for i in at.info]
+    assert "No claims about the paper's numbers match the filters." in [i.value for i in at.info]
     assert at.dataframe[0].value.set_index("paper").loc[TOY, "claims"] == 2  # the architecture table
 
 
@@ -216,7 +221,8 @@ def test_a_paper_without_runs_says_what_to_run(two_papers_db: Path, monkeypatch:
         "--seed $seed; done",
         ".venv/bin/harness ingest",
     ]
-    assert not charts(at) and not at.subheader and len(at.selectbox) == 1  # only the paper chooser
+    assert [h.value for h in at.subheader] == ["The paper's numbers"]  # its claims' table, nothing else
+    assert not charts(at) and len(at.selectbox) == 1  # only the paper chooser
 
 
 @pytest.mark.parametrize("seek", [False, True], ids=["offset", "seek"])

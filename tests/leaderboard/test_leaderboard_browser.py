@@ -80,21 +80,21 @@ def test_the_leaderboard_in_chromium(served: str, fresh_db: Path, toy: Path) -> 
         accuracy, architecture = grid_text(page, 0), grid_text(page, 1)
         title, link = "A Toy Paper About Digits", "paper?paper=toy-paper | https://arxiv.org/abs/2001.00001v2"
         assert f"toy-paper | {title} | {link} | 3 | 2 | 0 | 1 | 0 | full | 7" in accuracy, accuracy
-        assert f"toy-paper | {title} | {link} | 2 | 1 | 1 | 0 | 0 | 1" in architecture, architecture
+        assert f"toy-paper | {title} | {link} | 2 | 1 | 1 | 0 | 0 | 0 | 1" in architecture, architecture
         bars = chart_marks(page, 0, "paper")
         assert any("paper: toy-paper" in b and "status: reproduced" in b and "count: 2" in b for b in bars), bars
         page.goto(served + "/?status=not-reproduced&paper=toy-paper", wait_until="networkidle")
-        page.get_by_text("No paper has accuracy claims that match the filters.").wait_for(timeout=60_000)
+        page.get_by_text("No claims about the paper's numbers match the filters.").wait_for(timeout=60_000)
         assert "toy-paper | A Toy Paper About Digits" in grid_text(page, 0)  # the architecture table, now the only
 
         page.goto(served + "/paper?paper=toy-paper", wait_until="networkidle")
         page.get_by_role("heading", name="A Toy Paper About Digits").wait_for(timeout=60_000)
         claims = grid_text(page)
-        for row in ("mlp-macs | not-reproduced | arch | macs_m | 0.002 | 0.001184", "mlp-accuracy | reproduced | full"):
+        for row in ("mlp-macs | not-reproduced |  | arch | macs_m | 0.002 | 0.001184", "mlp-accuracy | reproduced |  | full"):
             assert row in claims, claims
         assert "None" not in claims.split(" | ") and "nan" not in claims.split(" | ")  # empty cells are blank
         trend = claims[claims.index("accuracy-grows-with-width") :]
-        assert trend.split(" | ")[4:8] == ["", "1", "", ""], trend  # a trend: rho, no reported value, Δ or tolerance
+        assert trend.split(" | ")[5:9] == ["", "1", "", ""], trend  # a trend: rho, no reported value, Δ or tolerance
         points = chart_marks(page, 0, "claim_id")
         assert len(points) == 4 and any("claim_id: mlp-macs" in p and "status: not-reproduced" in p for p in points)
         assert any("claim_id: mlp-macs" in p and "z: \u22128.16" in p for p in points), points  # Δ in tolerances
@@ -106,7 +106,7 @@ def test_the_leaderboard_in_chromium(served: str, fresh_db: Path, toy: Path) -> 
         page.goto(served + "/paper?paper=efficientnet", wait_until="networkidle")  # claims, no runs
         page.get_by_text("No runs of efficientnet yet").wait_for(timeout=60_000)
         page.get_by_text(".venv/bin/dvc repro efficientnet").wait_for()
-        assert page.get_by_text("Reproduce a claim").count() == 0
+        assert page.get_by_text("A claim's evidence").count() == 0
         assert page.locator('[data-testid="stVegaLiteChart"]').count() == 0
 
         # A live ingest swaps the database file under the running app; the next view shows the new run.

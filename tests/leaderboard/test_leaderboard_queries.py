@@ -42,7 +42,8 @@ def test_overview_separates_accuracy_from_architecture_claims(leaderboard_db: Pa
     row = toy_row(queries.overview(leaderboard_db))
     assert row == {
         "paper": TOY, "title": "A Toy Paper About Digits", "link": "https://arxiv.org/abs/2001.00001v2", "claims": 3,
-        "reproduced": 2, "not-reproduced": 0, "inconclusive": 1, "not-run": 0, "best_tier": "full", "runs": 7,
+        "reproduced": 2, "not-reproduced": 0, "inconclusive": 1, "not-run": 0, "premise-failed": 0, "untestable": 0,
+        "off-plan": 0, "deviation": 0, "derived": 0, "best_tier": "full", "runs": 7,
     }  # fmt: skip
     arch = toy_row(queries.overview(leaderboard_db, "architecture"))
     assert {k: arch[k] for k in ("claims", "reproduced", "not-reproduced", "best_tier", "runs")} == {
@@ -53,8 +54,7 @@ def test_overview_separates_accuracy_from_architecture_claims(leaderboard_db: Pa
 def test_the_headline_follows_the_filters(leaderboard_db: Path) -> None:
     assert queries.counts(leaderboard_db)["claims"] >= 3
     toy = queries.counts(leaderboard_db, papers=[TOY], statuses=["not-reproduced"])
-    assert toy == {"papers": 0, "claims": 0, "runs": 0, "reproduced": 0, "not-reproduced": 0, "inconclusive": 0,
-                   "not-run": 0}  # fmt: skip
+    assert toy == {"papers": 0, "claims": 0, "runs": 0} | dict.fromkeys(queries.COUNTED, 0)
     arch = queries.counts(leaderboard_db, "architecture", papers=[TOY], statuses=["not-reproduced"])
     assert (arch["papers"], arch["claims"], arch["not-reproduced"], arch["runs"]) == (1, 1, 1, 1)
     assert queries.counts(leaderboard_db, papers=[TOY], tiers=["full"])["runs"] == 6
@@ -243,7 +243,8 @@ def test_papers_without_arxiv_ids_and_baselines_of_other_papers(two_papers_db: P
     papers."""
     db = two_papers_db
     links = dict(zip(*queries.overview(db)[["paper", "link"]].T.values, strict=True))
-    assert links["gpt"] == GPT_PDF and links["uda"] == "https://arxiv.org/abs/1904.12848v6"
+    budget = dict(zip(*queries.overview(db, "budget")[["paper", "link"]].T.values, strict=True))
+    assert links["gpt"] == GPT_PDF and budget["uda"] == "https://arxiv.org/abs/1904.12848v6"  # a budget delta claim
     assert queries.paper_source(db, "gpt") == {"arxiv": None, "url": GPT_PDF, "accessed": None, "sha256": "0" * 64,
                                                "link": GPT_PDF}  # fmt: skip
     assert queries.paper_source(db, "no-such-paper") is None
