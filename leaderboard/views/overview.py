@@ -38,7 +38,7 @@ def show_section(group: str, heading: str, caption: str, filters: dict[str, list
     st.header(heading, anchor=group)
     st.caption(caption)
     totals = queries.headline(table)
-    statuses = [s for s in COUNTED if s in STATUS_COLUMNS[group] or totals[s]]
+    statuses = [*STATUS_COLUMNS[group], *(s for s in COUNTED if s not in STATUS_COLUMNS[group] and totals[s])]
     headline = ("papers", "claims", "runs", *statuses)
     for column, key in zip(st.columns(len(headline)), headline, strict=True):
         column.metric("Successful runs" if key == "runs" else label(key), totals[key])

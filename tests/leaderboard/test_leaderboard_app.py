@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from harness import store
 from leaderboard import queries, ui
 from tests.conftest import REPO, make_record
-from tests.leaderboard.conftest import GPT_PDF, build, toy_records
+from tests.leaderboard.conftest import GPT_PDF, PLAN, build, toy_records
 
 APP = REPO / "leaderboard" / "app.py"
 TOY = "toy-paper"
@@ -272,3 +272,54 @@ def test_the_runs_page_draws_a_runs_training_curves(tmp_path: Path, monkeypatch:
     assert "Download metrics.csv" in [b.proto.label for b in at.get("download_button")]
     at.selectbox(key="run-detail").select("toy-paper.toy-mlp.arch.digits.none.s0").run()
     assert not charts(at) and any("names no training log" in c.value for c in at.caption)
+
+
+def test_the_overview_shows_the_budget_direction_apart(evidence_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = app_over(evidence_db, monkeypatch)
+    paper, budget, architecture = headlines(at)
+    assert (paper["Claims"], paper["Reproduced"]) == ("1", "1")
+    assert (budget["Claims"], budget["Reproduced"], budget["Inconclusive"], budget["Premise failed"]) == (
+        "5", "1", "2", "1",
+    )  # fmt: skip
+    assert (budget["Off plan"], budget["Successful runs"]) == ("1", "9")
+    assert (architecture["Reproduced"], architecture["Deviation"], architecture["Derived (no evidence)"]) == (
+        "0", "1", "1",
+    )  # fmt: skip
+
+
+def test_the_paper_page_shows_each_claims_evidence(evidence_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = app_over(evidence_db, monkeypatch, "paper", paper=TOY, claim="wide-beats-narrow")
+    assert [h.value for h in at.subheader] == [
+        "The paper's numbers", "Direction at budget scale", "Reported against measured", "A claim's evidence",
+    ]  # fmt: skip
+    numbers, budget = (frame.value.set_index("claim_id") for frame in at.dataframe[:2])
+    assert sorted(numbers.index) == ["mlp-accuracy", "mlp-macs", "mlp-params"]
+    assert (
+        numbers.loc["mlp-params", "tags_text"] == "derived"
+        and numbers.loc["mlp-accuracy", "interval"] == "[94.5, 95.5]"
+    )
+    wide = budget.loc["wide-beats-narrow"]
+    assert (wide["interval"], wide["p_value"], wide["p_holm"], wide["machines"]) == ("[0.9, 2.3]", 0.004, 0.012, 2)
+    assert budget.loc["bow-beats-mlp", "tags_text"] == "premise-failed, constructed"
+    assert budget.loc["wide-beats-bow", "excluded"] == "a loss of more than 0.7 points"
+    assert at.selectbox(key="claim-detail").value == "wide-beats-narrow"  # ?claim= chose it
+    text = "\n".join(m.value for m in at.markdown)
+    assert "**reproduced** at tier `budget` :green-badge[holm]" in text
+    for line in ("Interval: [0.9, 2.3]", "p = 0.004, Holm p = 0.012", "Analysis: paired t over 3 seeds",
+                 f"Plan: `{PLAN}`", "Machines: 2: `x86_64-avx2`, `x86_64-avx512`",
+                 "mcnemar over 297 examples: estimate +1.8, interval [0.4, 3.1], p = 0.011"):  # fmt: skip
+        assert line in text, text
+    premises = at.dataframe[2].value  # after the two tables of claims
+    assert premises[["id", "result", "detail"]].values.tolist() == [["baseline-learns", "pass", "61.3 > 50"]]
+    spec, curves = charts(at)[-1]  # both arms' learning curves
+    assert spec["spec"]["encoding"]["color"]["field"] == "model" and spec["facet"]["field"] == "name"
+    assert sorted(curves.groupby("model")["run_id"].nunique().items()) == [("toy-mlp", 3), ("toy-mlp-wide", 3)]
+    at.selectbox(key="claim-detail").select("bow-beats-mlp").run()
+    assert ":violet-badge[premise-failed] :gray-badge[constructed]" in at.markdown[1].value
+    premises = at.dataframe[2].value  # after the two tables of claims
+    assert premises[["id", "result"]].values.tolist() == [["baseline-learns", "pass"], ["bow-learns", "fail"]]
+    at.selectbox(key="claim-detail").select("wide-beats-bow").run()
+    text = "\n".join(m.value for m in at.markdown)
+    assert "A null excludes: a loss of more than 0.7 points" in text and "Seeds needed: 12 per side" in text
+    at.selectbox(key="claim-detail").select("bow-old-judge").run()  # the nulls of an older judge
+    assert not at.exception and "Judges the direction at budget scale (the sign only)" in at.markdown[3].value

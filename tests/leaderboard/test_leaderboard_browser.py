@@ -4,6 +4,7 @@ the screenshot the README shows (docs/leaderboard.png)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -32,13 +33,13 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def served(fresh_db: Path) -> Iterator[str]:
-    """``harness leaderboard`` on a free localhost port over the test database; yields its URL."""
+@contextlib.contextmanager
+def serve(db: Path) -> Iterator[str]:
+    """``harness leaderboard`` on a free localhost port over ``db``; yields its URL."""
     port = free_port()
     harness = Path(sys.executable).parent / "harness"
     server = subprocess.Popen(
-        [str(harness), "leaderboard", "--port", str(port), "--db", str(fresh_db)],
+        [str(harness), "leaderboard", "--port", str(port), "--db", str(db)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "DISPLAY": ""},
         start_new_session=True,
     )  # fmt: skip
@@ -49,6 +50,12 @@ def served(fresh_db: Path) -> Iterator[str]:
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
+
+
+@pytest.fixture
+def served(fresh_db: Path) -> Iterator[str]:
+    with serve(fresh_db) as url:
+        yield url
 
 
 def grid_text(page, index: int = 0) -> str:
@@ -80,7 +87,8 @@ def test_the_leaderboard_in_chromium(served: str, fresh_db: Path, toy: Path) -> 
         accuracy, architecture = grid_text(page, 0), grid_text(page, 1)
         title, link = "A Toy Paper About Digits", "paper?paper=toy-paper | https://arxiv.org/abs/2001.00001v2"
         assert f"toy-paper | {title} | {link} | 3 | 2 | 0 | 1 | 0 | full | 7" in accuracy, accuracy
-        assert f"toy-paper | {title} | {link} | 2 | 1 | 1 | 0 | 0 | 0 | 1" in architecture, architecture
+        # claims, reproduced, not reproduced, deviation, derived, not run (the grid mirrors the columns in view)
+        assert f"toy-paper | {title} | {link} | 2 | 1 | 1 | 0 | 0 | 0" in architecture, architecture
         bars = chart_marks(page, 0, "paper")
         assert any("paper: toy-paper" in b and "status: reproduced" in b and "count: 2" in b for b in bars), bars
         page.goto(served + "/?status=not-reproduced&paper=toy-paper", wait_until="networkidle")
@@ -90,7 +98,10 @@ def test_the_leaderboard_in_chromium(served: str, fresh_db: Path, toy: Path) -> 
         page.goto(served + "/paper?paper=toy-paper", wait_until="networkidle")
         page.get_by_role("heading", name="A Toy Paper About Digits").wait_for(timeout=60_000)
         claims = grid_text(page)
-        for row in ("mlp-macs | not-reproduced |  | arch | macs_m | 0.002 | 0.001184", "mlp-accuracy | reproduced |  | full"):
+        for row in (
+            "mlp-macs | not-reproduced |  | arch | macs_m | 0.002 | 0.001184",
+            "mlp-accuracy | reproduced |  | full",
+        ):
             assert row in claims, claims
         assert "None" not in claims.split(" | ") and "nan" not in claims.split(" | ")  # empty cells are blank
         trend = claims[claims.index("accuracy-grows-with-width") :]
@@ -123,3 +134,48 @@ def test_the_leaderboard_in_chromium(served: str, fresh_db: Path, toy: Path) -> 
         page.screenshot(path=str(SCREENSHOT))
         browser.close()
     assert SCREENSHOT.stat().st_size > 20_000
+
+
+def test_the_evidence_in_chromium(evidence_db: Path) -> None:
+    """Verdicts of store version 6: the budget direction counted apart on the overview; on the paper page its own
+    table (interval, p, Holm p, tags), and a claim's evidence: its tags, premises, plan, machines, per-example
+    evidence, what a null excludes, and a delta claim's two arms' learning curves."""
+    from playwright.sync_api import sync_playwright
+
+    with serve(evidence_db) as served, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page(viewport={"width": 2600, "height": 1700})  # the grids mirror the columns in view
+
+        page.goto(served + "/", wait_until="networkidle")
+        page.get_by_role("heading", name="Direction at budget scale").wait_for(timeout=60_000)
+        link = "A Toy Paper About Digits | paper?paper=toy-paper | https://arxiv.org/abs/2001.00001v2"
+        paper, budget, architecture = (grid_text(page, i) for i in range(3))
+        assert f"toy-paper | {link} | 1 | 1 | 0 | 0 | 0 | full | 3" in paper, paper
+        assert f"toy-paper | {link} | 5 | 1 | 0 | 2 | 0 | 1 | 0 | 1 | budget | 9" in budget, budget
+        assert f"toy-paper | {link} | 2 | 0 | 0 | 1 | 1 | 0 | 1" in architecture, architecture  # deviation, derived
+        page.get_by_text("Derived (no evidence)").first.wait_for()
+
+        page.goto(served + "/paper?paper=toy-paper&claim=wide-beats-narrow", wait_until="networkidle")
+        page.get_by_role("heading", name="A claim's evidence").wait_for(timeout=60_000)
+        numbers, budget = grid_text(page, 0), grid_text(page, 1)
+        assert "mlp-params | reproduced | derived | arch" in numbers and "wide-beats-narrow" not in numbers
+        row = "wide-beats-narrow | reproduced | holm | budget | accuracy | 1.6 | [0.9, 2.3] | 0.004 | 0.012"
+        assert row + " | paired t over 3 seeds" in budget, budget
+        assert "bow-beats-mlp | premise-failed | premise-failed, constructed | budget" in budget, budget
+        assert "a loss of more than 0.7 points" in budget
+        for text in ("Interval: [0.9, 2.3]", "p = 0.004, Holm p = 0.012", "Plan: ", "Machines: 2",
+                     "mcnemar over 297 examples", "Learning curves of both arms"):  # fmt: skip
+            page.get_by_text(text).first.wait_for(timeout=30_000)
+        assert "baseline-learns | baseline accuracy > 50 | pass | 61.3 > 50" in grid_text(page, 2)
+        curves = page.locator('[data-testid="stVegaLiteChart"]').count() - 1  # the last chart: both arms
+        marks = chart_marks(page, curves, "model")
+        assert {m.split("model: ")[1].split(";")[0] for m in marks} == {"toy-mlp", "toy-mlp-wide"}, marks
+        runs = {m.split("run_id: ")[1].split(";")[0] for m in marks}
+        assert len(runs) == 6 and {m.split("name: ")[1].split(";")[0] for m in marks} == {"train_loss", "val_accuracy"}
+
+        page.goto(served + "/paper?paper=toy-paper&claim=bow-beats-mlp", wait_until="networkidle")
+        page.get_by_role("heading", name="A claim's evidence").wait_for(timeout=60_000)
+        assert "bow-learns | toy-bow accuracy > 50 | fail | 11.0: chance level" in grid_text(page, 2)
+        badge = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text="at tier budget").first
+        assert "premise-failed" in badge.inner_text() and "constructed" in badge.inner_text()
+        browser.close()

@@ -12,7 +12,7 @@ import yaml
 from harness import store
 from leaderboard import queries
 from tests.conftest import make_record
-from tests.leaderboard.conftest import GPT_PDF, build, toy_records
+from tests.leaderboard.conftest import FAILED, GPT_PDF, MACHINES, MCNEMAR, PASSED, PLAN, build, toy_records
 
 TOY = "toy-paper"
 
@@ -342,3 +342,46 @@ def test_runs_page_of_a_claims_runs(leaderboard_db: Path, seeking: bool) -> None
     expected = queries.runs(leaderboard_db, claim=claim)["run_id"].tolist()
     pages = [queries.runs_page(leaderboard_db, page, 3, 2, claim=claim)["run_id"].tolist() for page in (1, 2)]
     assert pages == [expected[:2], expected[2:]]
+
+
+def test_the_overview_counts_each_scale_apart(evidence_db: Path) -> None:
+    """Budget verdicts judge a direction, not the paper's number: a group of their own. A derived count is no
+    evidence and a reviewed arch deviation is no reproduction: each is counted under its own name."""
+    paper = toy_row(queries.overview(evidence_db))
+    assert (paper["claims"], paper["reproduced"], paper["best_tier"], paper["runs"]) == (1, 1, "full", 3)
+    budget = toy_row(queries.overview(evidence_db, "budget"))
+    counted = {k: budget[k] for k in ("claims", "reproduced", "inconclusive", "premise-failed", "off-plan")}
+    assert counted == {"claims": 5, "reproduced": 1, "inconclusive": 2, "premise-failed": 1, "off-plan": 1}
+    assert (budget["best_tier"], budget["runs"]) == ("budget", 9)
+    arch = toy_row(queries.overview(evidence_db, "architecture"))
+    assert {k: arch[k] for k in ("claims", "reproduced", "deviation", "derived")} == {
+        "claims": 2, "reproduced": 0, "deviation": 1, "derived": 1,
+    }  # fmt: skip
+    assert queries.counts(evidence_db, "budget", statuses=["premise-failed"])["premise-failed"] == 1
+
+
+def test_paper_claims_carry_the_evidence(evidence_db: Path) -> None:
+    claims = queries.paper_claims(evidence_db, TOY).set_index("claim_id")
+    wide = claims.loc["wide-beats-narrow"]
+    assert (wide.scale, wide.low, wide.high, wide.p_value, wide.p_holm) == ("budget", 0.9, 2.3, 0.004, 0.012)
+    assert pd.isna(wide.delta) and wide.analysis == "paired t over 3 seeds"  # the sign is judged: no Δ
+    assert wide.premises == [PASSED] and wide.examples == MCNEMAR and wide.plan == PLAN
+    assert (wide.machines, wide.machine_ids) == (2, MACHINES)
+    assert claims.loc["mlp-params", "tags"] == ["derived"] and claims.loc["mlp-params", "counted"] == "derived"
+    assert claims.loc["bow-beats-mlp", "tags"] == ["premise-failed", "constructed"]
+    assert claims.loc["bow-beats-mlp", "premises"] == [PASSED, FAILED]
+    assert claims.loc["wide-beats-bow", "excluded"] == "a loss of more than 0.7 points"
+    old = claims.loc["bow-old-judge"]  # a judge before store version 6: nulls, its scale that of its tier
+    assert (old.scale, old.tags, old.premises, old.examples, old.machine_ids) == ("budget", [], [], None, [])
+    data = queries.reported_vs_measured(queries.paper_claims(evidence_db, TOY))
+    assert sorted(data[data["layer"] == "claim"]["claim_id"]) == ["mlp-accuracy", "mlp-macs", "mlp-params"]
+
+
+def test_a_delta_claims_two_arms_have_their_training_curves(evidence_db: Path) -> None:
+    logs = queries.claim_logs(evidence_db, TOY, "wide-beats-narrow")
+    assert logs[["model", "seed"]].values.tolist() == [[m, s] for m in ("toy-mlp", "toy-mlp-wide") for s in range(3)]
+    curves = queries.arm_curves(evidence_db, logs)
+    last = curves[(curves["name"] == "train_loss") & (curves["step"] == 19)].groupby("model")["value"].mean()
+    assert last.to_dict() == pytest.approx({"toy-mlp": 0.42, "toy-mlp-wide": 0.30})
+    assert len(queries.claim_logs(evidence_db, TOY, "wide-beats-narrow", per_model=1)) == 2  # the smallest seeds
+    assert queries.claim_logs(evidence_db, TOY, "mlp-macs").empty  # an arch profile trains nothing
