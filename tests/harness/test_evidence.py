@@ -42,6 +42,13 @@ SPLIT_TASKS = {
     "wikitext-103": ("perplexity",),
     "lm1b": ("perplexity",),
 }
+# registered tasks none of whose keys is split: not a mean over examples (COCO AP, mIoU, span F1, CoLA's MCC,
+# STS-B's correlations), a scorer with its own alignment (Switchboard's GLM and sclite rules), or not done yet
+# (the answer-accuracy tasks of tasks.text_files: each reads its gold labels its own way)
+UNSPLIT = {
+    "cityscapes-semantic", "coco-detection", "conll2003-ner", "coref-conll2012", "srl-conll2012", "glue-cola",
+    "glue-stsb", "switchboard", "dprd", "race", "race-h", "race-m", "scitail", "snli", "sst-5", "story-cloze",
+}  # fmt: skip
 
 
 def scores(metric: str, values, seed: int = 0, ids=None, binary: bool = True, words=None, sha: str | None = "ab"):
@@ -308,3 +315,20 @@ def test_a_real_runs_kept_predictions_split_into_examples_that_re_aggregate_to_i
     assert np.array_equal(top1.numerators + error.numerators, np.ones(len(top1.ids))) and top1.ids == error.ids
     itself = paired_example_test([top1], [top1], True)
     assert (itself.method, itself.estimate, itself.p_value, itself.n_examples) == ("mcnemar", 0.0, 1.0, len(top1.ids))
+
+
+@pytest.mark.parametrize("task_id", sorted(registry.tasks()))
+def test_every_registered_task_and_key_gives_scores_or_a_reason_never_an_error(task_id: str, tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    task = registry.task(task_id)
+    if task.example is None:
+        pytest.skip(f"{task_id} ships no example pair")
+    record = read_record(kept_example(results, task_id))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = {key: example_scores_or_reason(record, results, key) for key in task.keys}
+    splits = {key for key, value in found.items() if isinstance(value, ExampleScores)}
+    assert splits >= set(SPLIT_TASKS.get(task_id, ())) & set(task.keys)
+    assert bool(splits) == (task_id not in UNSPLIT), splits  # a task harness.evidence does not split: only reasons
+    for key, value in found.items():
+        assert isinstance(value, ExampleScores) or (isinstance(value, str) and value), (key, value)
