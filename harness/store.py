@@ -440,7 +440,9 @@ def _records(con: duckdb.DuckDBPyConnection, where: str, params: Sequence[Any]) 
     return [RunRecord.model_validate_json(text) for (text,) in rows]
 
 
-def _judge(con: duckdb.DuckDBPyConnection, claims: Sequence[Claim], chosen: Sequence[int], tmp: Path) -> None:
+def _judge(
+    con: duckdb.DuckDBPyConnection, claims: Sequence[Claim], chosen: Sequence[int], tmp: Path, results_dir: Path
+) -> None:
     """Judge ``claims[i]`` for each ``i`` in ``chosen`` over the stored records, under their papers' budget plans;
     replace their verdicts and trend points. Claims on the same data share one read of their records. A paper's
     delta and trend claims are judged together (Holm's correction is over all of a paper's budget verdicts)."""
@@ -460,7 +462,7 @@ def _judge(con: duckdb.DuckDBPyConnection, claims: Sequence[Claim], chosen: Sequ
         records = _records(con, where, [*papers, dataset, split])
         by_id = {record.run_id: record for record in records}
         for i in positions:
-            verdict = judge(claims[i], records, plans.get(claims[i].paper))
+            verdict = judge(claims[i], records, plans.get(claims[i].paper), results_dir)
             verdicts.append((i, verdict))
             if claims[i].kind == "trend":
                 matched = trend_points(claims[i], [by_id[run_id] for run_id in verdict.run_ids])
@@ -568,7 +570,7 @@ def _rebuild(claims: Sequence[Claim], runs_dir: Path, db_path: Path, refused: di
             _create_tables(con)
             _load(con, batches, tmp, refused)
             _write_claims(con, claims, tmp)
-            _judge(con, claims, range(len(claims)), tmp)
+            _judge(con, claims, range(len(claims)), tmp, runs_dir.parent)
             _draw_figures(con, None, tmp, result)
             result.total = con.execute("SELECT count(*) FROM runs").fetchone()[0]
             con.execute("CHECKPOINT")
@@ -667,7 +669,7 @@ def _update(
             else:
                 chosen, papers = _touched_claims(con, touched), {paper for paper, _, _ in touched}
             if chosen:
-                _judge(con, claims.get(), chosen, tmp)
+                _judge(con, claims.get(), chosen, tmp, runs_dir.parent)
             _draw_figures(con, papers, tmp, result)
             result.total = con.execute("SELECT count(*) FROM runs").fetchone()[0]
             con.execute("COMMIT")

@@ -12,6 +12,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.claims import Claim
@@ -455,9 +456,12 @@ def _new_verdict(claim: Claim) -> Verdict:
     return verdict
 
 
-def judge(claim: Claim, records: Sequence[RunRecord], plan: Plan | None = None) -> Verdict:
+def judge(
+    claim: Claim, records: Sequence[RunRecord], plan: Plan | None = None, results_dir: Path | None = None
+) -> Verdict:
     """The verdict for one claim over all records (the matching ones, the baseline's included, are selected
-    here); a budget claim is judged only under its paper's ``plan``."""
+    here); a budget claim is judged only under its paper's ``plan``. With ``results_dir`` (where the records' kept
+    predictions lie), a delta claim also gets per-example evidence, and rests on the most conservative analysis."""
     verdict = _new_verdict(claim)
     matching = [r for r in records if matches(claim, r)]
     failed = [r for r in matching if r.status != "ok"]
@@ -471,10 +475,12 @@ def judge(claim: Claim, records: Sequence[RunRecord], plan: Plan | None = None) 
     base = [r for r in records if claim.baseline and matches(claim, r, baseline=True) and r.tier == tier]
     base = [r for r in base if r.status == "ok"]
     if tier == "budget":
-        _judge_under_plan(verdict, claim, ours, base, records, plan)
+        ours, base = _judge_under_plan(verdict, claim, ours, base, records, plan)
     else:
         _evaluate(verdict, claim, ours, base, tier)
         _fragility(verdict, claim, ours, base, tier)
+    if results_dir is not None and claim.kind == "delta" and ours and base:
+        _per_example(verdict, claim, _per_seed(ours), _per_seed(base), tier, results_dir)
     if failed:
         verdict.reason += f"; {len(failed)} failed/diverged run(s) not counted"
     return verdict
@@ -542,8 +548,9 @@ def _what_is_excluded(verdict: Verdict, claim: Claim) -> None:
 def _judge_under_plan(
     verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord], records: Sequence[RunRecord],
     plan: Plan | None,
-) -> None:  # fmt: skip
-    """A budget claim: judged only on the records its paper's committed plan covers, after its premises pass."""
+) -> tuple[list[RunRecord], list[RunRecord]]:  # fmt: skip
+    """A budget claim: judged only on the records its paper's committed plan covers, after its premises pass.
+    Returns the records judged (none when the claim is not judged)."""
     entry = plan.entry(claim.id) if plan else None
     if entry is None:
         _evaluate(verdict, claim, ours, base, "budget")
@@ -553,13 +560,13 @@ def _judge_under_plan(
         verdict.reason = (
             f"no committed plan for this budget claim: its records are shown, not judged (unplanned: {shown})"
         )
-        return
+        return [], []
     verdict.plan = plan.path
     if entry.untestable:
         verdict.status, verdict.tags = "untestable", [*verdict.tags, "untestable"]
         verdict.run_ids = [r.run_id for r in ours + base]
         verdict.reason = f"the plan marks this claim untestable at the budget tier: {entry.untestable}"
-        return
+        return [], []
     kept = [r for r in ours + base if on_plan(plan, entry, r) is None]
     verdict.off_plan = len(ours) + len(base) - len(kept)
     ours, base = [r for r in ours if r in kept], [r for r in base if r in kept]
@@ -569,7 +576,7 @@ def _judge_under_plan(
         verdict.reason = (
             f"none of the {verdict.off_plan} matching record(s) is under the plan ({_why_off(plan, entry)})"
         )
-        return
+        return [], []
     if entry.analysis is not None and entry.analysis != claim.analysis:
         claim = claim.model_copy(update={"analysis": entry.analysis})
     _evaluate(verdict, claim, ours, base, "budget")
@@ -587,6 +594,41 @@ def _judge_under_plan(
         verdict.reason = f"premise check(s) failed, so this regime cannot test the claim ({names}); {verdict.reason}"
     if verdict.off_plan:
         verdict.reason += f"; {verdict.off_plan} record(s) off the plan shown, not judged"
+    return (ours, base) if verdict.status in DECIDED + ("inconclusive",) else ([], [])
+
+
+DECIDED = ("reproduced", "not-reproduced")
+RESTING = {"seeds": "the seed-level interval", "paired": "the paired test over examples",
+           "hierarchical": "the hierarchical bootstrap over seeds and examples"}  # fmt: skip
+
+
+def _per_example(
+    verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord], tier: str, results_dir: Path
+) -> None:
+    """Beside the seed-level interval: the paired test over the test examples and the hierarchical bootstrap over
+    seeds and examples (harness.evidence). The status is the least decided of the three, and says which it rests
+    on; a "no difference" claim keeps its TOST (the bootstraps test a difference)."""
+    from harness.evidence import example_evidence
+
+    paired, nested = example_evidence(ours, base, results_dir, claim.metric, claim.higher_is_better)
+    verdict.examples = {"paired": paired.row(), "hierarchical": nested.row(), "rests_on": "seeds"}
+    if paired.method == "none" or claim.equivalence is not None or verdict.status not in DECIDED:
+        return
+    statuses = {"seeds": verdict.status}
+    for name, evidence in (("paired", paired), ("hierarchical", nested)):
+        scratch = _new_verdict(claim)
+        scratch.analysis = evidence.method
+        statuses[name] = _decide_delta(scratch, claim, evidence.low, evidence.high, tier)
+    if len(set(statuses.values())) == 1:
+        verdict.reason += f"; the per-example analyses agree ({paired.method}, hierarchical bootstrap)"
+        return
+    weakest = next(name for name, status in statuses.items() if status not in DECIDED or status != verdict.status)
+    verdict.examples["rests_on"] = weakest
+    shown = {"paired": paired, "hierarchical": nested}[weakest]
+    verdict.status = "inconclusive"
+    verdict.reason += (
+        f"; rests on {RESTING[weakest]}, the more conservative: {shown.reason} ({statuses[weakest]} on its own)"
+    )
 
 
 def _why_off(plan: Plan, entry: PlannedClaim) -> str:

@@ -280,3 +280,42 @@ def test_a_budget_verdict_has_no_measured_minus_reported_delta() -> None:
     records = arm([90.0, 90.2, 89.8], "toy-mlp") + arm([91.0, 91.2, 91.1], "toy-mlp-wide")
     verdict = planned(delta(), records)
     assert (verdict.status, verdict.scale, verdict.delta) == ("reproduced", "budget", None)
+
+
+# --- 2. per-example evidence from the kept predictions ----------------------------------------------------------------
+
+
+def kept(results, model: str, seed: int, correct: int, n: int = 20):
+    """A budget record of ``model`` whose kept predictions (CIFAR-10's CSV format) get the first ``correct`` of ``n``
+    examples right."""
+    from harness.records import references_sha256
+
+    folder = results / "artifacts" / f"{model}-{seed}"
+    folder.mkdir(parents=True)
+    labels = [i % 10 for i in range(n)]
+    (folder / "labels.csv").write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in enumerate(labels)))
+    rows = "".join(f"{i},{y if i < correct else (y + 1) % 10},0,0,0,0\n" for i, y in enumerate(labels))
+    (folder / "predictions.csv").write_text("id,prediction,p2,p3,p4,p5\n" + rows)
+    artifacts = {
+        "task": "cifar-10", "references": f"artifacts/{model}-{seed}/labels.csv",
+        "predictions": f"artifacts/{model}-{seed}/predictions.csv",
+        "references_sha256": references_sha256(folder / "labels.csv"),
+    }  # fmt: skip
+    return make_record(seed=seed, tier="budget", model=model, dataset="cifar-10", run_id=f"{model}-{seed}",
+                       metrics={"top1": 100 * correct / n}, config={"model": model}, artifacts=artifacts)  # fmt: skip
+
+
+def test_a_seed_level_win_on_few_examples_rests_on_the_per_example_evidence(tmp_path) -> None:
+    """Four seeds a side, each seed's difference +1 or +2 examples of 20: the paired seed-level interval excludes 0,
+    but over the test examples the model is better on 2 of 20 (McNemar p = 0.5): the verdict rests on that."""
+    results = tmp_path / "results"
+    claim = delta(dataset="cifar-10", metric="top1", analysis="paired")
+    base = [kept(results, "toy-mlp", s, c) for s, c in enumerate((10, 10, 11, 11))]
+    wide = [kept(results, "toy-mlp-wide", s, c) for s, c in enumerate((11, 12, 12, 13))]
+    plan = make_plan(base + wide, claims=("c",))
+    seeds_only = judge(claim, base + wide, plan)
+    verdict = judge(claim, base + wide, plan, results)
+    assert seeds_only.status == "reproduced" and seeds_only.examples is None
+    assert verdict.status == "inconclusive" and verdict.examples["rests_on"] in ("paired", "hierarchical")
+    assert verdict.examples["paired"]["method"] == "mcnemar" and verdict.examples["paired"]["n_examples"] == 20
+    assert "more conservative" in verdict.reason
