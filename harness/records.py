@@ -237,8 +237,8 @@ def _machine() -> dict[str, Any]:
     cpu = parse_cpuinfo(_read_cpuinfo())
     model = cpu.get("model") or _brand_string() or platform.processor() or None
     return {
-        "machine": platform.machine(), "system": platform.system(), "cpus": os.cpu_count(),
-        "cpu_model": model, "cpu_vendor": cpu.get("vendor"), "cpu_flags": cpu.get("flags", []),
+        "machine": platform.machine(), "system": platform.system(), "cpus": os.cpu_count(), "cpu_model": model,
+        "cpu_vendor": cpu.get("vendor"), "cpu_flags": cpu["flags"], "isa": isa_level(cpu["flags"]),
     }  # fmt: skip
 
 
@@ -347,10 +347,10 @@ def _torch_settings(torch: Any) -> dict[str, Any]:
 
 
 def machine_key(hardware: dict[str, Any]) -> str:
-    """A short, stable name for the kind of machine that decides a run's kernels, from a record's
-    ``provenance.hardware``: the accelerator where there is one (``NVIDIA H200``), else the CPU model and its
-    :data:`ISA_LEVELS` level (``AMD EPYC 7B13 / avx2``). A record from before the CPU was recorded names its
-    architecture only (``x86_64 (unrecorded cpu)``), so all such records count as one machine."""
+    """A short, stable name for the kind of machine that decided a run's kernels, from a record's
+    ``provenance.hardware``: the accelerator where there is one (``NVIDIA H200``), else the CPU model and its ISA
+    level (``AMD EPYC 7B13 / avx2``: ``isa``, or the level its ``cpu_flags`` reach). A record from before the CPU
+    was recorded names its architecture only (``x86_64 (unrecorded cpu)``), so all such records count as one."""
     accelerator = _text(hardware.get("accelerator"))
     if accelerator:
         return accelerator
@@ -358,9 +358,13 @@ def machine_key(hardware: dict[str, Any]) -> str:
     if not model:
         return f"{_text(hardware.get('machine')) or 'unknown'} (unrecorded cpu)"
     flags = hardware.get("cpu_flags")
-    flags = set(flags) if isinstance(flags, list) else set()
-    level = next((name for name, flag in ISA_LEVELS if flag in flags), None)
+    level = _text(hardware.get("isa")) or isa_level(flags if isinstance(flags, list) else [])
     return f"{cpu_name(model)} / {level}" if level else cpu_name(model)
+
+
+def isa_level(flags: Sequence[str]) -> str | None:
+    """The highest of :data:`ISA_LEVELS` that ``flags`` (a record's ``cpu_flags``) reach, e.g. ``avx2``."""
+    return next((name for name, flag in ISA_LEVELS if flag in flags), None)
 
 
 def cpu_name(model: str) -> str:

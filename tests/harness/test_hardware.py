@@ -37,12 +37,12 @@ OLD = {"cpus": 2, "machine": "x86_64", "system": "Linux"}  # what records held b
 
 def test_a_record_names_the_cpu_its_flags_threads_and_libraries() -> None:
     hw = records.run_provenance({"lr": 0.1}).hardware
-    recorded = {"cpu_model", "cpu_vendor", "cpu_flags", "cpus", "usable_cpus", "thread_env", "torch"}
+    recorded = {"cpu_model", "cpu_vendor", "cpu_flags", "isa", "cpus", "usable_cpus", "thread_env", "torch"}
     assert recorded <= set(hw), f"missing: {sorted(recorded - set(hw))}"
     cpu = records.parse_cpuinfo(Path("/proc/cpuinfo").read_text())  # the parser's own test: below
     assert hw["cpu_model"] == (cpu.get("model") or platform.processor()) and hw["cpu_model"].strip()
     assert (hw["cpu_vendor"], hw["cpu_flags"]) == (cpu.get("vendor"), cpu["flags"])
-    assert set(cpu["flags"]) <= set(records.KERNEL_FLAGS)
+    assert set(cpu["flags"]) <= set(records.KERNEL_FLAGS) and hw["isa"] == records.isa_level(cpu["flags"])
     assert (hw["cpus"], hw["usable_cpus"]) == (os.cpu_count(), len(os.sched_getaffinity(0)))
     libs = hw["torch"]
     assert (libs["threads"], libs["interop_threads"]) == (torch.get_num_threads(), torch.get_num_interop_threads())
@@ -108,6 +108,7 @@ NEW = {
         ({**NEW, "cpu_flags": ["sse4_2"]}, "AMD EPYC 7B13 / sse4.2"),  # a VM that masks AVX is another machine
         ({**NEW, "cpu_model": "ARM Neoverse-V2", "cpu_flags": ["asimd", "sve", "sve2"]}, "ARM Neoverse-V2 / sve2"),
         ({**NEW, "cpu_model": "Apple M2", "cpu_flags": []}, "Apple M2"),
+        ({"cpu_model": "AMD EPYC 7B13", "isa": "avx2"}, "AMD EPYC 7B13 / avx2"),  # a hand-made record names its level
         ({"cpu_model": 3, "cpu_flags": "avx2", "machine": None, "accelerator": ""}, "unknown (unrecorded cpu)"),
         ({"cpu_model": "AMD  EPYC\n7B13", "cpu_flags": "avx2"}, "AMD EPYC 7B13"),  # a hand-made record's odd types
     ],
