@@ -594,14 +594,3 @@ def write_record(record: RunRecord, runs_dir: Path = RUNS_DIR) -> Path:
     except OSError as exc:  # a full or read-only disk: nothing was written (atomic_write_bytes)
         raise HarnessError(f"{path}: cannot write the run record: {exc.strerror or exc}") from None
     return path
-
-
-def machine_key(hardware: dict[str, Any]) -> str:
-    """A short id of the kind of machine a run was made on (what decides its kernels): CPU model and ISA level, or
-    the accelerator. Records from before these fields say what they have."""
-    if hardware.get("accelerator"):
-        return str(hardware["accelerator"])
-    cpu = hardware.get("cpu_model")
-    if not cpu:
-        return f"{hardware.get('machine', 'unknown')} (unrecorded cpu)"
-    return f"{cpu} / {hardware['isa']}" if hardware.get("isa") else str(cpu)
