@@ -201,10 +201,9 @@ def test_a_point_where_a_seed_diverged_is_never_the_optimum():
 
 
 def _planned(claim, records):
-    from harness.verdicts import judge
-    from tests.conftest import make_plan
-
+    """Budget claims are judged under a plan: here one covering exactly these records."""
     from harness.verdicts import matches
+    from tests.conftest import make_plan
 
     seeds = sorted({r.seed for r in records if matches(claim, r)})
     return judge(claim, records, make_plan(records, claims=(claim.id,), paper="sgd-width", seeds=seeds))
@@ -223,14 +222,13 @@ def test_proportionality_claim_on_a_lattice_has_no_interval(config_file, tmp_pat
     noise (the lattice hides it), so the verdict is inconclusive, not decided (docs/verdicts.md, "Zero spread")."""
     monkeypatch.setattr(sweep, "train_run", fake_train(peak_per_width=50.0 * (1 if exponent else 4), exponent=exponent))
     records = [read_record(p) for p in run(config_file, tmp_path / "runs")]
-    judge = _planned  # budget claims are judged under a plan (here: one covering exactly these records)
-    verdict = judge(_claim("fashion-mnist-mlp-ntk-optimal-noise-proportional-to-width"), records)
+    verdict = _planned(_claim("fashion-mnist-mlp-ntk-optimal-noise-proportional-to-width"), records)
     # one point per width
     assert (verdict.status, verdict.n, verdict.tier) == ("inconclusive", len(WIDTHS), "budget"), verdict.reason
     assert verdict.mean == pytest.approx(exponent) and "zero spread" in verdict.reason
-    batch = judge(_claim("fashion-mnist-mlp-ntk-max-batch-shrinks-with-width"), records)
+    batch = _planned(_claim("fashion-mnist-mlp-ntk-max-batch-shrinks-with-width"), records)
     assert batch.status == ("reproduced" if exponent else "not-run" if batch.n == 0 else "inconclusive")
-    accuracy = judge(_claim("fashion-mnist-mlp-ntk-accuracy-grows-with-width"), records)
+    accuracy = _planned(_claim("fashion-mnist-mlp-ntk-accuracy-grows-with-width"), records)
     assert accuracy.status == "reproduced", accuracy.reason
 
 
@@ -251,7 +249,6 @@ def test_edge_optima_do_not_count(config_file, tmp_path, monkeypatch):
     assert len(summaries) == len(WIDTHS) and all(
         r.metrics["optimum_at_edge"] == 1.0 and "optimal_noise_scale" not in r.metrics for r in summaries
     )
-    judge = _planned  # budget claims are judged under a plan (here: one covering exactly these records)
     verdict = judge(_claim("fashion-mnist-mlp-ntk-optimal-noise-proportional-to-width"), records)
     assert verdict.status == "not-run" and verdict.n == 0  # no summary carries an optimum to judge
 
