@@ -319,3 +319,12 @@ def test_a_seed_level_win_on_few_examples_rests_on_the_per_example_evidence(tmp_
     assert verdict.status == "inconclusive" and verdict.examples["rests_on"] in ("paired", "hierarchical")
     assert verdict.examples["paired"]["method"] == "mcnemar" and verdict.examples["paired"]["n_examples"] == 20
     assert "more conservative" in verdict.reason
+
+
+def test_a_counting_rule_must_be_registered() -> None:
+    from harness.claims import Vocabulary, _check_names
+
+    vocabulary = Vocabulary(models={"toy-mlp"}, datasets={"digits"}, metrics={"params_m"})
+    _check_names(arch(), vocabulary)
+    with pytest.raises(ValueError, match="field 'counting': unknown counting rule 'no-bn'"):
+        _check_names(arch(counting="no-bn"), vocabulary)
