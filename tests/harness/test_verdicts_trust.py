@@ -328,3 +328,22 @@ def test_a_counting_rule_must_be_registered() -> None:
     _check_names(arch(), vocabulary)
     with pytest.raises(ValueError, match="field 'counting': unknown counting rule 'no-bn'"):
         _check_names(arch(counting="no-bn"), vocabulary)
+
+
+def test_harness_recipe_gives_the_hash_the_records_of_that_config_carry(toy) -> None:
+    """A plan written from `harness recipe` covers the runs of that config: the hash of the resolved config equals
+    the one taken from the record's config, whatever the seed."""
+    import contextlib
+    import io
+    import json
+
+    from harness.cli import main
+    from harness.records import read_record
+    from harness.runner import run
+
+    record = read_record(run("toy-paper", "budget", seed=3)[0])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["recipe", "toy-paper", "--json"]) == 0
+    doc = json.loads(out.getvalue())
+    assert doc["recipe_hash"] == recipe_hash(record.config) and doc["label"] == "configs/budget.yaml:toy-mlp"
