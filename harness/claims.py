@@ -423,6 +423,12 @@ def _check_names(claim: Claim, vocabulary: Vocabulary) -> None:
     if claim.rule is not None:
         _check_rule_path("rule.x", claim.rule.x, vocabulary)
         _check_rule_path("rule.y", claim.rule.y, vocabulary)
+    if claim.counting is not None:
+        from harness.counting import RULES
+
+        if claim.counting not in RULES:
+            known = ", ".join(sorted(RULES)) or "none is registered yet"
+            raise ValueError(f"field 'counting': {_unknown('counting rule', claim.counting, RULES)}; known: {known}")
 
 
 def _check_baseline(claim: Claim, registered: Mapping[str, Collection[str]]) -> None:

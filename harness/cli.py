@@ -146,6 +146,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _report_ingest(result)
 
 
+def cmd_recipe(args: argparse.Namespace) -> int:
+    """The recipe hash of a tier config (what a budget plan fixes a recipe by, docs/verdicts.md "Plans")."""
+    from harness import registry
+    from harness.errors import HarnessError
+    from harness.plans import recipe_hash
+    from harness.runner import load_config, resolve_config
+
+    repro = registry.reproduction(args.paper)
+    path = args.config or repro.config_path(args.tier)
+    if not path.exists():
+        raise HarnessError(f"{path}: no {args.tier!r} config for {args.paper!r}")
+    resolved = resolve_config(load_config(path, args.tier), args.tier, args.model, 0, None)
+    repro.model(resolved["model"])  # an unknown model id is an error with a "did you mean"
+    label = f"{path.relative_to(repro.root) if path.is_relative_to(repro.root) else path}:{resolved['model']}"
+    doc = {"paper": repro.id, "tier": args.tier, "model": resolved["model"], "label": label,
+           "recipe_hash": recipe_hash(resolved)}  # fmt: skip
+    if args.json:
+        _emit(doc, True)
+    else:
+        print(f"{label}: {doc['recipe_hash']}")
+    return 0
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     from harness.records import RUNS_DIR, check_writable
     from harness.store import ingest
@@ -326,6 +349,11 @@ def build_parser() -> argparse.ArgumentParser:
         "such as a chain's later stage, which runs its init_from stage first when that has not run)",
     )  # fmt: skip
     p.add_argument("--checkpoint", help="weights to evaluate (tier weights): .safetensors or a torch state dict")
+    p = command("recipe", "the recipe hash of a tier config and model, as a budget plan fixes it")
+    p.add_argument("paper")
+    p.add_argument("--tier", choices=TIERS, default="budget")
+    p.add_argument("--model")
+    p.add_argument("--config", type=Path, help="a tier config other than the paper's configs/<tier>.yaml")
     p = command("score", "score predictions against references in the task's official format")
     p.add_argument("task")
     p.add_argument("--references", required=True)
@@ -365,7 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
 HANDLERS = {
     "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
     "ingest": cmd_ingest, "export": cmd_export, "rescore": cmd_rescore, "report": cmd_report,
-    "leaderboard": cmd_leaderboard, "new": cmd_new, "pipeline": cmd_pipeline,
+    "leaderboard": cmd_leaderboard, "new": cmd_new, "pipeline": cmd_pipeline, "recipe": cmd_recipe,
 }  # fmt: skip
 
 

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import platform
+import re
 import stat
 import subprocess
 import tempfile
@@ -190,17 +191,192 @@ def library_versions() -> dict[str, str]:
     return found
 
 
+# The CPU features that pick float kernels (ATen's dispatch level, oneDNN's and MKL's code paths): only these are
+# recorded, those present, so two machines of one kind have one list. x86: SSE4.2 → AVX/AVX2+FMA → AVX-512
+# (ATen's AVX512 level wants F, BW and VL) with its VNNI/BF16/FP16 extensions → AMX tiles; Arm: NEON/ASIMD,
+# half-precision and dot-product arithmetic, BF16/I8MM, SVE/SVE2.
+KERNEL_FLAGS = (
+    "sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
+    "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
+    "neon", "asimd", "asimdhp", "asimddp", "bf16", "i8mm", "sve", "sve2",
+)  # fmt: skip
+# the highest present names a machine's kernel level in machine_key (a VM that masks AVX-512 is another machine)
+ISA_LEVELS = (
+    ("amx", "amx_tile"), ("avx512", "avx512f"), ("avx2", "avx2"), ("avx", "avx"), ("sse4.2", "sse4_2"),
+    ("sve2", "sve2"), ("sve", "sve"), ("asimd", "asimd"), ("neon", "neon"),
+)  # fmt: skip
+THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+# Arm's /proc/cpuinfo names no model, only implementer and part codes (as lscpu decodes them)
+ARM_IMPLEMENTERS = {
+    "0x41": "ARM", "0x42": "Broadcom", "0x43": "Cavium", "0x48": "HiSilicon", "0x4e": "NVIDIA", "0x50": "APM",
+    "0x51": "Qualcomm", "0x61": "Apple", "0xc0": "Ampere",
+}  # fmt: skip
+ARM_PARTS = {"0xd0c": "Neoverse-N1", "0xd40": "Neoverse-V1", "0xd49": "Neoverse-N2", "0xd4f": "Neoverse-V2"}
+
+
 def hardware() -> dict[str, Any]:
-    info: dict[str, Any] = {"machine": platform.machine(), "system": platform.system(), "cpus": os.cpu_count()}
+    """What the machine and the process's settings are, as far as they decide the numbers a run gives: the CPU
+    (model, vendor, :data:`KERNEL_FLAGS` present), the cpus there are and those this process may use, the thread
+    variables, and where torch imports its thread counts, determinism settings, math libraries and CPU capability,
+    with the accelerator, CUDA and cuDNN where CUDA is present. The machine is read once per process; the
+    settings, which a run may change, on every call."""
+    machine = _machine()
+    info: dict[str, Any] = {**machine, "cpu_flags": list(machine["cpu_flags"]), "usable_cpus": _usable_cpus()}
+    info["thread_env"] = {name: os.environ[name] for name in THREAD_ENV if name in os.environ}
     try:
         import torch  # only when torch is already needed (run/profile); hardware() is not on the CLI start path
-
-        if torch.cuda.is_available():
-            info["accelerator"] = torch.cuda.get_device_name(0)
-            info["devices"] = torch.cuda.device_count()
     except ImportError:
-        pass
+        return info
+    info.update(_accelerator())
+    info["torch"] = {**_torch_libraries(), **_torch_settings(torch)}
     return info
+
+
+@cache
+def _machine() -> dict[str, Any]:
+    cpu = parse_cpuinfo(_read_cpuinfo())
+    model = cpu.get("model") or _brand_string() or platform.processor() or None
+    return {
+        "machine": platform.machine(), "system": platform.system(), "cpus": os.cpu_count(), "cpu_model": model,
+        "cpu_vendor": cpu.get("vendor"), "cpu_flags": cpu["flags"], "isa": isa_level(cpu["flags"]),
+    }  # fmt: skip
+
+
+def _read_cpuinfo() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            return handle.read(1 << 16)  # the first processor's block is all that is read
+    except OSError:
+        return ""  # not Linux
+
+
+def _brand_string() -> str | None:
+    if platform.system() != "Darwin":
+        return None
+    try:
+        out = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def parse_cpuinfo(text: str) -> dict[str, Any]:
+    """Model, vendor and :data:`KERNEL_FLAGS` (sorted) of the first processor in ``/proc/cpuinfo`` text; x86 names
+    them ``model name``, ``vendor_id`` and ``flags``, Arm ``CPU implementer``, ``CPU part`` and ``Features``."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            if fields:
+                break  # the end of the first processor's block
+            continue
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip().lower(), value.strip())
+    present = set((fields.get("flags") or fields.get("features") or "").split())
+    cpu: dict[str, Any] = {"flags": sorted(present.intersection(KERNEL_FLAGS))}
+    vendor = fields.get("vendor_id") or ARM_IMPLEMENTERS.get(fields.get("cpu implementer", "").lower())
+    part = fields.get("cpu part", "").lower()
+    model = fields.get("model name") or fields.get("cpu")  # ppc64le names its model "cpu"
+    if not model and vendor and part:
+        model = f"{vendor} {ARM_PARTS.get(part, 'part ' + part)}"
+    return {**cpu, **({"vendor": vendor} if vendor else {}), **({"model": model} if model else {})}
+
+
+def _usable_cpus() -> int | None:
+    try:
+        return len(os.sched_getaffinity(0))  # taskset, cgroups' cpusets and SLURM narrow it below cpu_count
+    except (AttributeError, OSError):
+        return None  # macOS has no affinity
+
+
+@cache
+def _accelerator() -> dict[str, Any]:
+    import torch
+
+    if not torch.cuda.is_available():
+        return {}
+    major, minor = torch.cuda.get_device_capability(0)
+    info = {
+        "accelerator": torch.cuda.get_device_name(0), "devices": torch.cuda.device_count(),
+        "accelerator_capability": f"{major}.{minor}",
+    }  # fmt: skip
+    if torch.version.cuda:
+        info.update(cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version())
+    if getattr(torch.version, "hip", None):
+        info["hip"] = torch.version.hip
+    return info
+
+
+@cache
+def _torch_libraries() -> dict[str, Any]:
+    """The math libraries torch was built with and the CPU capability it dispatches to (fixed for a process)."""
+    import torch
+
+    try:
+        config = torch.__config__.show()
+    except (AttributeError, RuntimeError):
+        config = ""
+    try:
+        capability = torch.backends.cpu.get_cpu_capability()
+    except AttributeError:  # torch before 2.1
+        capability = None
+    return {
+        "cpu_capability": capability,
+        "blas": _match(r"BLAS_INFO=(\w+)", config),
+        "mkl": torch.backends.mkl.is_available(),
+        "mkl_version": _match(r"Math Kernel Library Version ([0-9][\w.]*)", config),
+        "mkldnn": torch.backends.mkldnn.is_available(),
+        "onednn_version": _match(r"(?:MKL-DNN|oneDNN) v([0-9][\w.]*)", config),
+    }
+
+
+def _match(pattern: str, text: str) -> str | None:
+    found = re.search(pattern, text)
+    return found.group(1) if found else None
+
+
+def _torch_settings(torch: Any) -> dict[str, Any]:
+    """Thread counts, determinism and float32 matmul precision: settings a run (or Lightning) may change."""
+    return {
+        "threads": torch.get_num_threads(), "interop_threads": torch.get_num_interop_threads(),
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+        "deterministic_warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
+        "cudnn_deterministic": bool(torch.backends.cudnn.deterministic),
+        "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+    }  # fmt: skip
+
+
+def machine_key(hardware: dict[str, Any]) -> str:
+    """A short, stable name for the kind of machine that decided a run's kernels, from a record's
+    ``provenance.hardware``: the accelerator where there is one (``NVIDIA H200``), else the CPU model and its ISA
+    level (``AMD EPYC 7B13 / avx2``: ``isa``, or the level its ``cpu_flags`` reach). A record from before the CPU
+    was recorded names its architecture only (``x86_64 (unrecorded cpu)``), so all such records count as one."""
+    accelerator = _text(hardware.get("accelerator"))
+    if accelerator:
+        return accelerator
+    model = _text(hardware.get("cpu_model"))
+    if not model:
+        return f"{_text(hardware.get('machine')) or 'unknown'} (unrecorded cpu)"
+    flags = hardware.get("cpu_flags")
+    level = _text(hardware.get("isa")) or isa_level(flags if isinstance(flags, list) else [])
+    return f"{cpu_name(model)} / {level}" if level else cpu_name(model)
+
+
+def isa_level(flags: Sequence[str]) -> str | None:
+    """The highest of :data:`ISA_LEVELS` that ``flags`` (a record's ``cpu_flags``) reach, e.g. ``avx2``."""
+    return next((name for name, flag in ISA_LEVELS if flag in flags), None)
+
+
+def cpu_name(model: str) -> str:
+    """A CPU model without trademarks, clock or core count: ``Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz`` is
+    ``Intel Xeon CPU E5-2680 v4``, ``AMD EPYC 7763 64-Core Processor`` is ``AMD EPYC 7763``."""
+    name = re.sub(r"\((?:R|TM)\)", "", model, flags=re.IGNORECASE)
+    name = re.sub(r"@\s*[\d.]+\s*[GM]Hz|\b\d+-Core Processor\b", "", name, flags=re.IGNORECASE)
+    return " ".join(name.split())
+
+
+def _text(value: Any) -> str:
+    return " ".join(value.split()) if isinstance(value, str) else ""
 
 
 def make_run_id(paper: str, model: str, tier: str, dataset: str, split: str, config: Any, seed: int) -> str:

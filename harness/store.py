@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from harness.errors import HarnessError
+from harness.plans import PLAN_FILE
 from harness.records import (
     MAX_RECORD_BYTES,
     RUNS_DIR,
@@ -57,6 +58,7 @@ PARALLEL_FROM = 5000  # records validated in several processes from this many on
 MAX_OBJECT_BYTES = 2 * MAX_RECORD_BYTES  # the largest record line DuckDB's JSON reader is asked to take
 LOCK_WAIT_S = 120.0  # how long a connection waits for another process's lock on the database
 Key = tuple[str, str, str]  # (paper, dataset, split): what a claim's records are looked up by
+FAMILY = ("delta", "trend")  # the claims a paper's Holm correction runs over (those judged at the budget tier)
 
 RUN_COLUMNS = {
     "run_id": "VARCHAR", "paper": "VARCHAR", "model": "VARCHAR", "tier": "VARCHAR", "dataset": "VARCHAR",
@@ -185,16 +187,17 @@ def require_current(db_path: Path = DB_PATH) -> None:
 
 
 def claims_digest() -> str:
-    """sha256 over every registered paper's id, title and claims file bytes: ingest stores it, so ``harness report``
-    can tell that claims (or titles) changed since (without parsing them)."""
+    """sha256 over every registered paper's id, title, claims file and budget plan bytes: ingest stores it, so
+    ``harness report`` can tell that claims, plans (or titles) changed since (without parsing them)."""
     import hashlib
 
     from harness import registry
 
     digest = hashlib.sha256()
     for repro in registry.reproductions().values():
-        path = repro.claims_path
-        digest.update(f"{repro.id}\0{repro.title}\0".encode() + (path.read_bytes() if path.exists() else b"") + b"\0")
+        for path in (repro.claims_path, repro.root / PLAN_FILE):  # a plan judges the budget claims too
+            data = path.read_bytes() if path.exists() else b""
+            digest.update(f"{repro.id}\0{repro.title}\0".encode() + data + b"\0")
     return digest.hexdigest()
 
 
@@ -437,11 +440,17 @@ def _records(con: duckdb.DuckDBPyConnection, where: str, params: Sequence[Any]) 
     return [RunRecord.model_validate_json(text) for (text,) in rows]
 
 
-def _judge(con: duckdb.DuckDBPyConnection, claims: Sequence[Claim], chosen: Sequence[int], tmp: Path) -> None:
-    """Judge ``claims[i]`` for each ``i`` in ``chosen`` over the stored records; replace their verdicts and trend
-    points. Claims on the same data share one read of their records."""
-    from harness.verdicts import judge, trend_points
+def _judge(
+    con: duckdb.DuckDBPyConnection, claims: Sequence[Claim], chosen: Sequence[int], tmp: Path, results_dir: Path
+) -> None:
+    """Judge ``claims[i]`` for each ``i`` in ``chosen`` over the stored records, under their papers' budget plans;
+    replace their verdicts and trend points. Claims on the same data share one read of their records. A paper's
+    delta and trend claims are judged together (Holm's correction is over all of a paper's budget verdicts)."""
+    from harness.verdicts import holm, judge, trend_points
 
+    papers = {claims[i].paper for i in chosen}
+    chosen = sorted({*chosen, *(i for i, c in enumerate(claims) if c.paper in papers and c.kind in FAMILY)})
+    plans = _plans(papers)
     groups: dict[tuple[tuple[str, ...], str, str], list[int]] = {}
     for i in chosen:
         claim = claims[i]
@@ -453,13 +462,34 @@ def _judge(con: duckdb.DuckDBPyConnection, claims: Sequence[Claim], chosen: Sequ
         records = _records(con, where, [*papers, dataset, split])
         by_id = {record.run_id: record for record in records}
         for i in positions:
-            verdict = judge(claims[i], records)
-            verdicts.append({"position": i, **verdict.row()})
+            verdict = judge(claims[i], records, plans.get(claims[i].paper), results_dir)
+            verdicts.append((i, verdict))
             if claims[i].kind == "trend":
                 matched = trend_points(claims[i], [by_id[run_id] for run_id in verdict.run_ids])
                 points += [{"paper": claims[i].paper, "claim_id": claims[i].id, **point} for point in matched]
+    for paper in papers:
+        holm([verdict for _, verdict in verdicts if verdict.paper == paper])
+    verdicts = [{"position": i, **verdict.row()} for i, verdict in sorted(verdicts, key=lambda item: item[0])]
     _replace(con, "verdicts", [(claims[i].paper, claims[i].id) for i in chosen], verdicts, tmp)
     _replace(con, "trend_points", [(claims[i].paper, claims[i].id) for i in chosen], points, tmp)
+
+
+def _plans(papers: set[str]) -> dict[str, Any]:
+    """The committed budget plan of each paper that has one; a broken plan is a warning naming its file, and that
+    paper's budget claims are judged without a plan (off-plan: shown, never judged)."""
+    from harness import registry
+    from harness.plans import paper_plan
+
+    found, registered = {}, registry.reproductions()
+    for paper in sorted(papers & set(registered)):
+        try:
+            plan = paper_plan(registered[paper])
+        except HarnessError as exc:
+            print(f"harness: warning: {exc}; its budget claims are judged off-plan", file=sys.stderr)
+            continue
+        if plan is not None:
+            found[paper] = plan
+    return found
 
 
 def _replace(con: duckdb.DuckDBPyConnection, table: str, keys: list[tuple[str, str]], rows: list[dict], tmp: Path):
@@ -540,7 +570,7 @@ def _rebuild(claims: Sequence[Claim], runs_dir: Path, db_path: Path, refused: di
             _create_tables(con)
             _load(con, batches, tmp, refused)
             _write_claims(con, claims, tmp)
-            _judge(con, claims, range(len(claims)), tmp)
+            _judge(con, claims, range(len(claims)), tmp, runs_dir.parent)
             _draw_figures(con, None, tmp, result)
             result.total = con.execute("SELECT count(*) FROM runs").fetchone()[0]
             con.execute("CHECKPOINT")
@@ -639,7 +669,7 @@ def _update(
             else:
                 chosen, papers = _touched_claims(con, touched), {paper for paper, _, _ in touched}
             if chosen:
-                _judge(con, claims.get(), chosen, tmp)
+                _judge(con, claims.get(), chosen, tmp, runs_dir.parent)
             _draw_figures(con, papers, tmp, result)
             result.total = con.execute("SELECT count(*) FROM runs").fetchone()[0]
             con.execute("COMMIT")

@@ -12,10 +12,12 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.claims import Claim
-from harness.records import RunRecord
+from harness.plans import Plan, PlannedClaim, Premise, on_plan, recipe_hash, seeds_needed
+from harness.records import RunRecord, machine_key
 from harness.tiers import DETERMINISTIC_TIERS, JUDGING_TIERS, TIER_ORDER
 
 # premise-failed: the budget regime cannot test the claim (a premise check failed); untestable: the plan says the
@@ -29,6 +31,7 @@ MIN_TREND_POINTS = 3
 CONFIDENCE = 0.95
 EXACT_SPEARMAN_MAX = 8  # 8! = 40,320 pairings
 EPS = 1e-9
+HOLM_ALPHA = 0.05  # the family-wise error rate of a paper's budget verdicts
 REPORT_KEYS = (
     "paper", "claim_id", "kind", "model", "dataset", "split", "metric", "reported", "tolerance",
     "status", "tier", "mean", "std", "n", "delta",
@@ -106,10 +109,15 @@ def matches(claim: Claim, record: RunRecord, baseline: bool = False) -> bool:
         and record.paper == paper
         and record.dataset == claim.dataset
         and record.split == claim.split
-        and claim.metric in record.metrics
+        and _metric_name(claim) in record.metrics
         and (claim.protocol is None or record.protocol == claim.protocol)
         and all(_lookup(record, f"config.{key}") == value for key, value in conditions.items())
     )
+
+
+def _metric_name(claim: Claim) -> str:
+    """The record metric a claim reads: ``<metric>@<rule>`` for an arch claim counted by the paper's own rule."""
+    return f"{claim.metric}@{claim.counting}" if claim.counting else claim.metric
 
 
 def _per_seed(records: Sequence[RunRecord]) -> list[RunRecord]:
@@ -121,10 +129,10 @@ def _per_seed(records: Sequence[RunRecord]) -> list[RunRecord]:
     return [latest[seed] for seed in sorted(latest)]
 
 
-def _t_halfwidth(std: float, n: int) -> float:
+def _t(confidence: float, dof: float) -> float:
     from scipy import stats
 
-    return float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * std / math.sqrt(n))
+    return float(stats.t.ppf(0.5 + confidence / 2, dof))
 
 
 def _against_band(low: float, high: float, reported: float, tolerance: float) -> str:
@@ -141,55 +149,165 @@ def _summarise(values: list[float]) -> tuple[float, float | None]:
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else None)
 
 
+def _judge_arch(verdict: Verdict, claim: Claim, value: float) -> None:
+    """One profile decides; a reviewed deviation holds only while the count is still the one reviewed."""
+    verdict.mean, verdict.n, verdict.delta, verdict.analysis = value, 1, value - claim.value, "profile (deterministic)"
+    verdict.low = verdict.high = value
+    counted = f" counted by the paper's rule {claim.counting!r}" if claim.counting else ""
+    band = f"{claim.value} ± {claim.tolerance}"
+    verdict.status = _against_band(value, value, claim.value, claim.tolerance)
+    verdict.reason = f"arch result {value:.6g}{counted} against {band} (deterministic: no interval)"
+    deviation = claim.deviation
+    if verdict.status == "not-reproduced" and deviation is not None:
+        if abs(value - deviation.measured) <= claim.tolerance + EPS:
+            verdict.status = "deviation"
+            verdict.tags.append("deviation")
+            verdict.reason += f"; reviewed deviation: {deviation.reason} (evidence: {deviation.evidence})"
+        else:
+            verdict.reason += f"; the reviewed deviation was for {deviation.measured:g}: the count has moved since"
+
+
 def _judge_scalar(verdict: Verdict, claim: Claim, values: list[float], tier: str) -> None:
     mean, std = _summarise(values)
     verdict.mean, verdict.std, verdict.n, verdict.delta = mean, std, len(values), mean - claim.value
     band = f"{claim.value} ± {claim.tolerance}"
     if tier in DETERMINISTIC_TIERS:
+        verdict.low = verdict.high = mean
         verdict.status = _against_band(mean, mean, claim.value, claim.tolerance)
+        verdict.analysis = "one evaluation (deterministic)"
         verdict.reason = f"{tier} result {mean:.6g} against {band} (deterministic: no interval)"
     elif len(values) < MIN_SEEDS:
         verdict.status = "inconclusive"
         verdict.reason = f"{len(values)} seed(s) at tier {tier}: at least {MIN_SEEDS} needed for an interval"
+    elif std == 0:
+        verdict.status = "inconclusive"
+        verdict.reason = _ZERO_SPREAD.format(n=len(values), what="seeds")
     else:
-        half = _t_halfwidth(std, len(values))
+        half = _t(CONFIDENCE, len(values) - 1) * std / math.sqrt(len(values))
+        verdict.low, verdict.high = mean - half, mean + half
+        verdict.analysis = f"t-interval over {len(values)} seeds"
         verdict.status = _against_band(mean - half, mean + half, claim.value, claim.tolerance)
         verdict.reason = f"{CONFIDENCE:.0%} t-interval [{mean - half:.4g}, {mean + half:.4g}] against {band}"
 
 
-def _judge_delta(verdict: Verdict, claim: Claim, ours: list[float], theirs: list[float], tier: str) -> None:
-    diff = statistics.fmean(ours) - statistics.fmean(theirs)
-    verdict.mean, verdict.n, verdict.delta = diff, min(len(ours), len(theirs)), diff - claim.value
-    verdict.std = math.sqrt(statistics.variance(ours) + statistics.variance(theirs)) if verdict.n > 1 else None
-    if tier in DETERMINISTIC_TIERS:
-        low = high = diff
-    elif verdict.n < MIN_SEEDS:
-        verdict.status = "inconclusive"
-        verdict.reason = f"{len(ours)} and {len(theirs)} seed(s) at tier {tier}: at least {MIN_SEEDS} each needed"
+_ZERO_SPREAD = (
+    "zero spread between the {n} {what}: no estimate of the run-to-run noise, so no interval (bit-deterministic "
+    "arms, or too few distinct outcomes); vary what a seed changes, or run the claim at a tier with noise"
+)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A difference of means with its standard error and degrees of freedom (``se`` 0: no spread at all)."""
+
+    diff: float
+    se: float
+    dof: float
+    n: int
+    std: float | None
+    analysis: str
+
+    def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
+        half = _t(confidence, self.dof) * self.se
+        return self.diff - half, self.diff + half
+
+    def p_value(self) -> float:
+        from scipy import stats
+
+        return float(2 * stats.t.sf(abs(self.diff) / self.se, self.dof))
+
+
+def difference(ours: dict[int, float], theirs: dict[int, float], paired: bool) -> Difference | str:
+    """Model minus baseline over seeds: the paired t of the per-seed differences (seeds on both sides) or Welch's
+    unpaired t; a string says why there is none (too few seeds, or zero spread)."""
+    if paired:
+        seeds = sorted(set(ours) & set(theirs))
+        diffs = [ours[s] - theirs[s] for s in seeds]
+        if len(diffs) < MIN_SEEDS:
+            return f"{len(diffs)} seed(s) on both sides: at least {MIN_SEEDS} pairs needed for a paired interval"
+        mean, std = _summarise(diffs)
+        if std == 0:
+            return _ZERO_SPREAD.format(n=len(diffs), what="per-seed differences")
+        return Difference(mean, std / math.sqrt(len(diffs)), len(diffs) - 1, len(diffs), std, _paired(len(diffs)))
+    a, b = list(ours.values()), list(theirs.values())
+    if min(len(a), len(b)) < MIN_SEEDS:
+        return f"{len(a)} and {len(b)} seed(s): at least {MIN_SEEDS} each needed"
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    diff = statistics.fmean(a) - statistics.fmean(b)
+    if va + vb == 0:
+        return _ZERO_SPREAD.format(n=len(a) + len(b), what="seeds of the two arms")
+    dof = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    std = math.sqrt(statistics.variance(a) + statistics.variance(b))
+    return Difference(
+        diff, math.sqrt(va + vb), dof, min(len(a), len(b)), std, f"Welch t over {len(a)} + {len(b)} seeds"
+    )
+
+
+def _paired(n: int) -> str:
+    return f"paired t over {n} seeds (differences within each seed)"
+
+
+def _judge_delta(verdict: Verdict, claim: Claim, ours: dict[int, float], theirs: dict[int, float], tier: str) -> None:
+    paired = claim.analysis == "paired"
+    verdict.delta = None
+    if tier in DETERMINISTIC_TIERS:  # fixed weights: one evaluation a side decides
+        diff = statistics.fmean(ours.values()) - statistics.fmean(theirs.values())
+        verdict.mean, verdict.n, verdict.low, verdict.high = diff, 1, diff, diff
+        verdict.delta, verdict.analysis = diff - claim.value, "one evaluation a side (deterministic)"
+        verdict.status = _decide_delta(verdict, claim, diff, diff, tier)
         return
-    else:
-        low, high = _welch_interval(ours, theirs)
-    if tier == "budget":  # small scale: only the direction of the difference is judged
-        sign = 1 if claim.value >= 0 else -1
-        low, high = sorted((sign * low, sign * high))
-        verdict.status = "reproduced" if low > 0 else "not-reproduced" if high < 0 else "inconclusive"
-        verdict.reason = f"budget tier judges the sign only: difference interval [{low:.4g}, {high:.4g}] (signed)"
-    else:
-        verdict.status = _against_band(low, high, claim.value, claim.tolerance)
+    result = difference(ours, theirs, paired)
+    if isinstance(result, str):
+        verdict.n = min(len(ours), len(theirs))
+        verdict.mean = statistics.fmean(ours.values()) - statistics.fmean(theirs.values()) if verdict.n else None
+        verdict.status, verdict.reason = "inconclusive", f"at tier {tier}: {result}"
+        return
+    verdict.mean, verdict.std, verdict.n, verdict.analysis = result.diff, result.std, result.n, result.analysis
+    if claim.equivalence is not None:
+        _judge_equivalence(verdict, claim, result)
+        return
+    low, high = result.interval()
+    verdict.low, verdict.high, verdict.p_value = low, high, result.p_value()
+    if tier != "budget":
+        verdict.delta = result.diff - claim.value
+    verdict.status = _decide_delta(verdict, claim, low, high, tier)
+
+
+def _decide_delta(verdict: Verdict, claim: Claim, low: float, high: float, tier: str) -> str:
+    if tier != "budget":
         verdict.reason = f"difference interval [{low:.4g}, {high:.4g}] against {claim.value} ± {claim.tolerance}"
+        return _against_band(low, high, claim.value, claim.tolerance)
+    # small scale: only the direction of the difference is judged
+    sign = 1 if claim.value >= 0 else -1
+    low_s, high_s = sorted((sign * low, sign * high))
+    verdict.reason = (
+        f"budget tier judges the sign only: {CONFIDENCE:.0%} interval of the difference [{low:.4g}, {high:.4g}] "
+        f"({verdict.analysis}); the claim's direction is {'+' if sign > 0 else '-'}"
+    )
+    return "reproduced" if low_s > 0 else "not-reproduced" if high_s < 0 else "inconclusive"
 
 
-def _welch_interval(ours: list[float], theirs: list[float]) -> tuple[float, float]:
+def _judge_equivalence(verdict: Verdict, claim: Claim, result: Difference) -> None:
+    """TOST: equivalent when the (1 - 2 alpha) interval lies inside [-margin, margin]."""
     from scipy import stats
 
-    diff = statistics.fmean(ours) - statistics.fmean(theirs)
-    va, vb = statistics.variance(ours) / len(ours), statistics.variance(theirs) / len(theirs)
-    se = math.sqrt(va + vb)
-    if se == 0:
-        return diff, diff
-    dof = (va + vb) ** 2 / (va**2 / (len(ours) - 1) + vb**2 / (len(theirs) - 1))
-    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, dof)) * se
-    return diff - half, diff + half
+    margin, alpha = claim.equivalence.margin, claim.equivalence.alpha
+    low, high = result.interval(1 - 2 * alpha)
+    verdict.low, verdict.high = low, high
+    p_low = float(stats.t.sf((result.diff + margin) / result.se, result.dof))
+    p_high = float(stats.t.cdf((result.diff - margin) / result.se, result.dof))
+    verdict.p_value = max(p_low, p_high)
+    verdict.analysis = f"TOST ({result.analysis}) against ±{margin:g}"
+    if -margin < low and high < margin:
+        verdict.status = "reproduced"
+    elif high <= -margin or low >= margin:
+        verdict.status = "not-reproduced"
+    else:
+        verdict.status = "inconclusive"
+    verdict.reason = (
+        f"equivalence (TOST, alpha {alpha:g}): {1 - 2 * alpha:.0%} interval of the difference [{low:.4g}, {high:.4g}] "
+        f"against the margin ±{margin:g} {claim.unit}"
+    )
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
@@ -219,33 +337,67 @@ def _judge_trend(verdict: Verdict, claim: Claim, records: list[RunRecord]) -> No
     from scipy import stats
 
     rule = claim.rule
-    points = [(float(x), float(y)) for x, y, _ in _trend_xy(claim, records)]
+    triples = _trend_xy(claim, records)
+    points = [(float(x), float(y)) for x, y, _ in triples]
+    unit = "seed"
+    if claim.replicate == "condition" or _nested(r for _, _, r in triples):
+        points, unit = _condition_means(points), "condition"
+        verdict.tags.append("nested")
     if rule.type == "loglog-slope":
         points = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
     verdict.n = len(points)
+    what = (
+        "condition means (one point per x: the runs replicate no upstream run)"
+        if unit == "condition"
+        else ("points, one per (seed, x, recipe)")
+    )
     if len(points) < MIN_TREND_POINTS or len({x for x, _ in points}) < 2:
         verdict.status = "inconclusive"
-        verdict.reason = f"{len(points)} usable point(s) for {rule.x} vs {rule.y}: at least {MIN_TREND_POINTS} needed"
+        verdict.reason = f"{len(points)} usable {what} for {rule.x} vs {rule.y}: at least {MIN_TREND_POINTS} needed"
         return
     xs, ys = zip(*points, strict=True)
     if rule.type == "rank-correlation":
         rho, p_value = spearman(xs, ys)
-        verdict.mean = float(rho)
+        verdict.mean, verdict.p_value = float(rho), (None if math.isnan(p_value) else p_value)
+        verdict.analysis = f"Spearman over {len(points)} {what}"
         significant = p_value < rule.alpha
         agrees = rho * rule.sign > 0
         verdict.status = "inconclusive" if not significant else "reproduced" if agrees else "not-reproduced"
-        verdict.reason = f"Spearman rho={rho:.3f} (p={p_value:.3g}, alpha={rule.alpha}), expected sign {rule.sign:+d}"
+        verdict.reason = (
+            f"Spearman rho={rho:.3f} (p={p_value:.3g}, alpha={rule.alpha}) over {len(points)} {what}, "
+            f"expected sign {rule.sign:+d}"
+        )
     else:
         fit = stats.linregress(xs, ys)
-        stderr = fit.stderr if math.isfinite(fit.stderr) else 0.0  # y constant: a flat line, known exactly
-        half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(points) - 2)) * stderr
-        verdict.mean, verdict.std = float(fit.slope), float(stderr)
+        if not math.isfinite(fit.stderr) or fit.stderr == 0:
+            verdict.mean, verdict.status = float(fit.slope), "inconclusive"
+            verdict.reason = _ZERO_SPREAD.format(n=len(points), what="points about the line")
+            return
+        half = _t(CONFIDENCE, len(points) - 2) * fit.stderr
+        verdict.mean, verdict.std = float(fit.slope), float(fit.stderr)
+        verdict.low, verdict.high, verdict.p_value = fit.slope - half, fit.slope + half, float(fit.pvalue)
+        verdict.analysis = f"least-squares log-log slope over {len(points)} {what}"
         centre, width = (rule.min + rule.max) / 2, (rule.max - rule.min) / 2
         verdict.status = _against_band(fit.slope - half, fit.slope + half, centre, width)
         verdict.reason = (
             f"log-log slope {fit.slope:.3f}, {CONFIDENCE:.0%} interval [{fit.slope - half:.3f}, "
-            f"{fit.slope + half:.3f}] against [{rule.min}, {rule.max}]"
+            f"{fit.slope + half:.3f}] against [{rule.min}, {rule.max}] ({len(points)} {what})"
         )
+
+
+def _nested(records: Any) -> bool:
+    """Several seeds that all start from one and the same upstream run (one pre-training): they replicate the
+    fine-tuning only, so the condition is the unit."""
+    records = list(records)
+    parents = {tuple(r.parents) for r in records if r.parents}
+    return len(parents) == 1 and len({r.seed for r in records if r.parents}) > 1
+
+
+def _condition_means(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    by_x: dict[float, list[float]] = {}
+    for x, y in points:
+        by_x.setdefault(x, []).append(y)
+    return [(x, statistics.fmean(ys)) for x, ys in sorted(by_x.items())]
 
 
 def _xy(claim: Claim, record: RunRecord) -> tuple[Any, Any] | None:
@@ -253,28 +405,36 @@ def _xy(claim: Claim, record: RunRecord) -> tuple[Any, Any] | None:
     return (x, y) if isinstance(x, int | float) and isinstance(y, int | float) else None
 
 
-def _trend_xy(claim: Claim, records: Sequence[RunRecord]) -> list[tuple[Any, Any, RunRecord]]:
-    """``(x, y, record)`` of each record that has both. With a ``baseline``, the points are the claim's own records,
-    each paired with the baseline's record of the same seed and x (the latest of each), and y is their difference."""
-    if claim.baseline is None:
-        return [(*xy, r) for r in records if (xy := _xy(claim, r)) is not None]
-    ours: dict[tuple[int, Any], RunRecord] = {}
-    theirs: dict[tuple[int, Any], RunRecord] = {}
+def _latest_by(records: Sequence[RunRecord], key: Any) -> dict[Any, RunRecord]:
+    """The latest finished record of each ``key(record)``: a re-run of the same thing replaces, never adds."""
+    latest: dict[Any, RunRecord] = {}
     for record in sorted(records, key=lambda r: r.finished_at):
-        side = ours if matches(claim, record) else theirs if matches(claim, record, baseline=True) else None
-        if side is not None and (xy := _xy(claim, record)) is not None:
-            side[(record.seed, xy[0])] = record
+        latest[key(record)] = record
+    return latest
+
+
+def _trend_xy(claim: Claim, records: Sequence[RunRecord]) -> list[tuple[Any, Any, RunRecord]]:
+    """``(x, y, record)`` of each point: one per (model, seed, x, recipe), the latest record of each, so re-running a
+    seed replaces its point instead of adding one. With a ``baseline``, the points are the claim's own records, each
+    paired with the baseline's record of the same seed and x, and y is their difference."""
+    with_xy = [r for r in records if _xy(claim, r) is not None]
+    if claim.baseline is None:
+        latest = _latest_by(with_xy, lambda r: (r.model, r.seed, _xy(claim, r)[0], recipe_hash(r.config)))
+        return [(*_xy(claim, r), r) for r in latest.values()]
+    key = lambda r: (r.seed, _xy(claim, r)[0])  # noqa: E731
+    ours = _latest_by([r for r in with_xy if matches(claim, r)], key)
+    theirs = _latest_by([r for r in with_xy if matches(claim, r, baseline=True)], key)
     return [
-        (key[1], _xy(claim, record)[1] - _xy(claim, theirs[key])[1], record)
-        for key, record in sorted(ours.items(), key=lambda item: (item[0][1], item[0][0]))
-        if key in theirs
+        (k[1], _xy(claim, record)[1] - _xy(claim, theirs[k])[1], record)
+        for k, record in sorted(ours.items(), key=lambda item: (item[0][1], item[0][0]))
+        if k in theirs
     ]
 
 
 def trend_points(claim: Claim, records: Sequence[RunRecord]) -> list[dict[str, Any]]:
     """The points of a trend claim's curve: the rule's x and y (as recorded, before any log; with a baseline, y is
-    the difference to the paired baseline record) of each record that has both, with its model, seed and run id,
-    sorted by x. Ingest stores them for the leaderboard's trend charts."""
+    the difference to the paired baseline record) of each point the claim was judged on, with its model, seed and run
+    id, sorted by x. Ingest stores them for the leaderboard's trend charts."""
     points = [
         {"x": x, "y": y, "model": record.model, "seed": record.seed, "run_id": record.run_id}
         for x, y, record in _trend_xy(claim, records)
@@ -287,13 +447,22 @@ def _best_tier(records: Sequence[RunRecord], allowed: Sequence[str]) -> str | No
     return next((tier for tier in TIER_ORDER if tier in present and tier in allowed), None)
 
 
-def judge(claim: Claim, records: Sequence[RunRecord]) -> Verdict:
-    """The verdict for one claim over all records (the matching ones, the baseline's included, are selected
-    here)."""
+def _new_verdict(claim: Claim) -> Verdict:
     verdict = Verdict(
         paper=claim.paper, claim_id=claim.id, kind=claim.kind, model=claim.model, dataset=claim.dataset,
         split=claim.split, metric=claim.metric, reported=claim.value, tolerance=claim.tolerance,
     )  # fmt: skip
+    verdict.tags += [name for name in ("derived", "constructed") if getattr(claim, name)]
+    return verdict
+
+
+def judge(
+    claim: Claim, records: Sequence[RunRecord], plan: Plan | None = None, results_dir: Path | None = None
+) -> Verdict:
+    """The verdict for one claim over all records (the matching ones, the baseline's included, are selected
+    here); a budget claim is judged only under its paper's ``plan``. With ``results_dir`` (where the records' kept
+    predictions lie), a delta claim also gets per-example evidence, and rests on the most conservative analysis."""
+    verdict = _new_verdict(claim)
     matching = [r for r in records if matches(claim, r)]
     failed = [r for r in matching if r.status != "ok"]
     usable = [r for r in matching if r.status == "ok"]
@@ -301,34 +470,285 @@ def judge(claim: Claim, records: Sequence[RunRecord]) -> Verdict:
     if tier is None:
         _explain_not_run(verdict, usable, failed)
         return verdict
-    chosen = [r for r in usable if r.tier == tier]
-    verdict.tier = tier
-    if claim.kind == "trend":
-        if claim.baseline is not None:  # the paired baseline records of the same tier
-            chosen += [r for r in records if matches(claim, r, baseline=True) and r.tier == tier and r.status == "ok"]
-        verdict.run_ids = [r.run_id for r in chosen]
-        _judge_trend(verdict, claim, chosen)
-    elif claim.kind == "delta":
-        _judge_delta_records(verdict, claim, chosen, [r for r in records if matches(claim, r, baseline=True)], tier)
+    verdict.tier, verdict.scale = tier, "budget" if tier == "budget" else "paper"
+    ours = [r for r in usable if r.tier == tier]
+    base = [r for r in records if claim.baseline and matches(claim, r, baseline=True) and r.tier == tier]
+    base = [r for r in base if r.status == "ok"]
+    if tier == "budget":
+        ours, base = _judge_under_plan(verdict, claim, ours, base, records, plan)
     else:
-        chosen = _per_seed(chosen)
-        verdict.run_ids = [r.run_id for r in chosen]
-        _judge_scalar(verdict, claim, [r.metrics[claim.metric] for r in chosen], tier)
+        _evaluate(verdict, claim, ours, base, tier)
+        _fragility(verdict, claim, ours, base, tier)
+    if results_dir is not None and claim.kind == "delta" and ours and base:
+        _per_example(verdict, claim, _per_seed(ours), _per_seed(base), tier, results_dir)
     if failed:
         verdict.reason += f"; {len(failed)} failed/diverged run(s) not counted"
     return verdict
 
 
-def _judge_delta_records(verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord], tier: str):
-    ours = _per_seed(ours)
-    theirs = _per_seed([r for r in base if r.tier == tier and r.status == "ok"])
-    verdict.run_ids = [r.run_id for r in ours + theirs]
-    if not theirs:
-        verdict.status, verdict.tier = "not-run", None
-        verdict.reason = f"no {tier} results for the baseline {_baseline_name(claim)}"
+def _evaluate(verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord], tier: str) -> None:
+    """The statistics of one claim over the chosen tier's records (``base``: the baseline's, for deltas)."""
+    metric = _metric_name(claim)
+    if claim.kind == "trend":
+        verdict.run_ids = [r.run_id for r in ours + base]
+        _judge_trend(verdict, claim, ours + base)
+    elif claim.kind == "delta":
+        ours, base = _per_seed(ours), _per_seed(base)
+        verdict.run_ids = [r.run_id for r in ours + base]
+        if not base:
+            verdict.status, verdict.tier, verdict.scale = "not-run", None, None
+            verdict.reason = f"no {tier} results for the baseline {_baseline_name(claim)}"
+            return
+        if _nested(ours) or _nested(base) or claim.replicate == "condition":
+            _judge_nested_delta(verdict, claim, ours, base)
+            return
+        values = lambda rs: {r.seed: r.metrics[metric] for r in rs}  # noqa: E731
+        _judge_delta(verdict, claim, values(ours), values(base), tier)
+    elif claim.kind == "arch":
+        chosen = _per_seed(ours)
+        verdict.run_ids = [r.run_id for r in chosen]
+        _judge_arch(verdict, claim, statistics.fmean(r.metrics[metric] for r in chosen))
+    else:
+        chosen = _per_seed(ours)
+        verdict.run_ids = [r.run_id for r in chosen]
+        _judge_scalar(verdict, claim, [r.metrics[metric] for r in chosen], tier)
+    verdict.machine_ids = sorted({machine_key(r.provenance.hardware) for r in ours + base})
+    verdict.machines = len(verdict.machine_ids)
+    _what_is_excluded(verdict, claim)
+
+
+def _judge_nested_delta(verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord]) -> None:
+    """Seeds that share one upstream run replicate the fine-tuning, not the upstream run: one replicate a side."""
+    nested = ours if _nested(ours) else base
+    diff = statistics.fmean(r.metrics[claim.metric] for r in ours) - statistics.fmean(
+        r.metrics[claim.metric] for r in base
+    )
+    verdict.mean, verdict.n, verdict.status = diff, 1, "inconclusive"
+    verdict.tags.append("nested")
+    verdict.analysis = "condition means (the seeds replicate no upstream run)"
+    shared = ", ".join(nested[0].parents) if nested and nested[0].parents else "declared: replicate condition"
+    verdict.reason = (
+        f"the {len(nested)} seeds of {nested[0].model if nested else claim.model} all start from one upstream run "
+        f"({shared}): they replicate the fine-tuning only, so each arm is one replicate of what the claim varies and "
+        "there is no interval; run several upstream (pre-training) seeds"
+    )
+
+
+def _what_is_excluded(verdict: Verdict, claim: Claim) -> None:
+    """An inconclusive interval still rules out effects: say which, in the claim's unit."""
+    if verdict.status != "inconclusive" or verdict.low is None or verdict.high is None or claim.kind == "arch":
         return
-    metric = claim.metric
-    _judge_delta(verdict, claim, [r.metrics[metric] for r in ours], [r.metrics[metric] for r in theirs], tier)
+    what = "slopes" if claim.kind == "trend" else "differences" if claim.kind == "delta" else "means"
+    verdict.excluded = (
+        f"{what} below {verdict.low:.3g} and above {verdict.high:.3g} {claim.unit if claim.kind != 'trend' else ''}"
+        f"are excluded ({'TOST ' if claim.equivalence else ''}interval)".replace("  ", " ")
+    )
+
+
+def _judge_under_plan(
+    verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord], records: Sequence[RunRecord],
+    plan: Plan | None,
+) -> tuple[list[RunRecord], list[RunRecord]]:  # fmt: skip
+    """A budget claim: judged only on the records its paper's committed plan covers, after its premises pass.
+    Returns the records judged (none when the claim is not judged)."""
+    entry = plan.entry(claim.id) if plan else None
+    if entry is None:
+        _evaluate(verdict, claim, ours, base, "budget")
+        shown = f"{verdict.status}: {verdict.reason}"
+        verdict.status, verdict.off_plan = "off-plan", len(ours) + len(base)
+        verdict.tags.append("off-plan")
+        verdict.reason = (
+            f"no committed plan for this budget claim: its records are shown, not judged (unplanned: {shown})"
+        )
+        return [], []
+    verdict.plan = plan.path
+    if entry.untestable:
+        verdict.status, verdict.tags = "untestable", [*verdict.tags, "untestable"]
+        verdict.run_ids = [r.run_id for r in ours + base]
+        verdict.reason = f"the plan marks this claim untestable at the budget tier: {entry.untestable}"
+        return [], []
+    kept = [r for r in ours + base if on_plan(plan, entry, r) is None]
+    verdict.off_plan = len(ours) + len(base) - len(kept)
+    ours, base = [r for r in ours if r in kept], [r for r in base if r in kept]
+    if not ours:
+        verdict.status, verdict.tags = "off-plan", [*verdict.tags, "off-plan"]
+        verdict.run_ids = []
+        verdict.reason = (
+            f"none of the {verdict.off_plan} matching record(s) is under the plan ({_why_off(plan, entry)})"
+        )
+        return [], []
+    if entry.analysis is not None and entry.analysis != claim.analysis:
+        claim = claim.model_copy(update={"analysis": entry.analysis})
+    _evaluate(verdict, claim, ours, base, "budget")
+    _fragility(verdict, claim, ours, base, "budget")
+    _power(verdict, claim, entry)
+    missing = _missing_seeds(claim, entry, ours, base)
+    if missing:
+        verdict.status = "inconclusive"
+        verdict.reason = f"the plan's stopping rule ({entry.stopping}) is not met: {missing}; so far: {verdict.reason}"
+    verdict.premises = [check_premise(p, claim, records, ours + base) for p in entry.premises]
+    failing = [p for p in verdict.premises if not p["passed"]]
+    if failing and verdict.status != "not-run":
+        verdict.status, verdict.tags = "premise-failed", [*verdict.tags, "premise-failed"]
+        names = "; ".join(f"{p['id']}: {p['detail']}" for p in failing)
+        verdict.reason = f"premise check(s) failed, so this regime cannot test the claim ({names}); {verdict.reason}"
+    if verdict.off_plan:
+        verdict.reason += f"; {verdict.off_plan} record(s) off the plan shown, not judged"
+    return (ours, base) if verdict.status in DECIDED + ("inconclusive",) else ([], [])
+
+
+DECIDED = ("reproduced", "not-reproduced")
+RESTING = {"seeds": "the seed-level interval", "paired": "the paired test over examples",
+           "hierarchical": "the hierarchical bootstrap over seeds and examples"}  # fmt: skip
+
+
+def _per_example(
+    verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord], tier: str, results_dir: Path
+) -> None:
+    """Beside the seed-level interval: the paired test over the test examples and the hierarchical bootstrap over
+    seeds and examples (harness.evidence). The status is the least decided of the three, and says which it rests
+    on; a "no difference" claim keeps its TOST (the bootstraps test a difference)."""
+    from harness.evidence import example_evidence
+
+    paired, nested = example_evidence(ours, base, results_dir, claim.metric, claim.higher_is_better)
+    verdict.examples = {"paired": paired.row(), "hierarchical": nested.row(), "rests_on": "seeds"}
+    if paired.method == "none" or claim.equivalence is not None or verdict.status not in DECIDED:
+        return
+    statuses = {"seeds": verdict.status}
+    for name, evidence in (("paired", paired), ("hierarchical", nested)):
+        scratch = _new_verdict(claim)
+        scratch.analysis = evidence.method
+        statuses[name] = _decide_delta(scratch, claim, evidence.low, evidence.high, tier)
+    if len(set(statuses.values())) == 1:
+        verdict.reason += f"; the per-example analyses agree ({paired.method}, hierarchical bootstrap)"
+        return
+    weakest = next(name for name, status in statuses.items() if status not in DECIDED or status != verdict.status)
+    verdict.examples["rests_on"] = weakest
+    shown = {"paired": paired, "hierarchical": nested}[weakest]
+    verdict.status = "inconclusive"
+    verdict.reason += (
+        f"; rests on {RESTING[weakest]}, the more conservative: {shown.reason} ({statuses[weakest]} on its own)"
+    )
+
+
+def _why_off(plan: Plan, entry: PlannedClaim) -> str:
+    return f"plan {plan.path}: recipes {entry.recipes}, seeds {entry.seeds}, fixed at {plan.fixed_at.isoformat()}"
+
+
+def _missing_seeds(claim: Claim, entry: PlannedClaim, ours: list[RunRecord], base: list[RunRecord]) -> str:
+    """The planned seeds an arm has not recorded yet (the stopping rule is the plan's: all of them)."""
+    sides = [("model", ours)] + ([("baseline", base)] if claim.kind == "delta" else [])
+    gaps = [f"{name} lacks seed(s) {sorted(set(entry.seeds) - {r.seed for r in rs})}" for name, rs in sides]
+    return "; ".join(gap for gap, (_, rs) in zip(gaps, sides, strict=True) if set(entry.seeds) - {r.seed for r in rs})
+
+
+def _power(verdict: Verdict, claim: Claim, entry: PlannedClaim) -> None:
+    """Seeds needed for the plan's smallest effect of interest, from the observed spread (else the pilot's)."""
+    std = verdict.std if claim.kind == "delta" and verdict.std else (entry.pilot.std if entry.pilot else None)
+    if claim.kind != "delta" or not std or not entry.smallest_effect:
+        return
+    if claim.analysis != "paired" and verdict.std:
+        std = verdict.std / math.sqrt(2)  # one arm's spread, from the two arms' combined
+    verdict.seeds_needed = seeds_needed(entry.smallest_effect, std, entry.alpha, claim.analysis == "paired")
+    if verdict.status == "inconclusive":
+        verdict.reason += (
+            f"; {verdict.seeds_needed} seeds a side would see the smallest effect of interest "
+            f"({entry.smallest_effect:g} {claim.unit}) at 80% power with the observed spread"
+        )
+
+
+def _fragility(verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord], tier: str) -> None:
+    """Fragile: one seed fewer, or the records of one machine alone, would give another status."""
+    if verdict.status not in ("reproduced", "not-reproduced") or tier in DETERMINISTIC_TIERS:
+        return
+    for seed in sorted({r.seed for r in ours + base}):
+        other = _status_of(claim, [r for r in ours if r.seed != seed], [r for r in base if r.seed != seed], tier)
+        if other != verdict.status:
+            verdict.tags.append("fragile")
+            verdict.reason += f"; fragile: without seed {seed} it would be {other}"
+            return
+    if verdict.machines > 1:
+        for machine in verdict.machine_ids:
+            on = lambda rs: [r for r in rs if machine_key(r.provenance.hardware) == machine]  # noqa: E731, B023
+            other = _status_of(claim, on(ours), on(base), tier)
+            if other != verdict.status:
+                verdict.tags.append("fragile")
+                verdict.reason += f"; fragile: the records of {machine} alone give {other}"
+                return
+
+
+def _status_of(claim: Claim, ours: list[RunRecord], base: list[RunRecord], tier: str) -> str:
+    scratch = _new_verdict(claim)
+    if ours:
+        _evaluate(scratch, claim, ours, base, tier)
+    return scratch.status
+
+
+def check_premise(premise: Premise, claim: Claim, records: Sequence[RunRecord], judged: list[RunRecord]) -> dict:
+    """One premise checked from the records: ``{id, check, passed, detail}``."""
+    result = {"id": premise.id, "check": premise.check}
+    if premise.check == "equal":
+        values = {_lookup(r, premise.metric) for r in judged}
+        passed = len(values) == 1 and None not in values
+        return {**result, "passed": passed, "detail": f"{premise.metric} takes {sorted(map(str, values))}"}
+    own = [r for r in judged if r.model == premise.model] or [
+        r for r in records if r.model == premise.model and r.status == "ok"
+    ]
+    if premise.check == "gap":
+        highs = [v for r in own if isinstance(v := _lookup(r, premise.high), int | float)]
+        lows = [v for r in own if isinstance(v := _lookup(r, premise.low), int | float)]
+        if not highs or not lows:
+            return {
+                **result,
+                "passed": False,
+                "detail": f"{premise.model} records lack {premise.high} or {premise.low}",
+            }
+        gap = statistics.fmean(highs) - statistics.fmean(lows)
+        detail = f"{premise.model}: {premise.high} - {premise.low} = {gap:.4g} (needs >= {premise.min:g})"
+        return {**result, "passed": gap >= premise.min, "detail": detail}
+    return {**result, **_beats(premise, claim, records, own)}
+
+
+def _beats(premise: Premise, claim: Claim, records: Sequence[RunRecord], own: list[RunRecord]) -> dict[str, Any]:
+    metric = premise.metric
+    reference = [r for r in records if r.model == premise.reference and r.status == "ok" and metric in r.metrics]
+    own = [r for r in own if metric in r.metrics]
+    if not reference or not own:
+        missing = premise.reference if not reference else premise.model
+        return {"passed": False, "detail": f"no records of {missing!r} with {metric!r} to compare"}
+    mine = statistics.fmean(r.metrics[metric] for r in own)
+    theirs = statistics.fmean(r.metrics[metric] for r in reference)
+    higher = claim.higher_is_better if premise.higher_is_better is None else premise.higher_is_better
+    if premise.factor is not None:
+        ratio = (mine / theirs if higher else theirs / mine) if mine and theirs else 0.0
+        detail = (
+            f"{premise.model} {mine:.4g} vs {premise.reference} {theirs:.4g}: {ratio:.3g}x (needs {premise.factor:g}x)"
+        )
+        return {"passed": ratio >= premise.factor, "detail": detail}
+    better = mine - theirs if higher else theirs - mine
+    detail = (
+        f"{premise.model} {mine:.4g} vs {premise.reference} {theirs:.4g}: by {better:.4g} (needs {premise.margin:g})"
+    )
+    return {"passed": better >= premise.margin, "detail": detail}
+
+
+def holm(verdicts: list[Verdict]) -> None:
+    """Holm's step-down adjustment over a paper's budget verdicts that have a p-value (in place). A decided verdict
+    whose adjusted p no longer reaches its alpha becomes inconclusive, tagged ``holm``; the raw interval stays."""
+    tested = [v for v in verdicts if v.scale == "budget" and v.p_value is not None and v.status != "off-plan"]
+    ordered = sorted(tested, key=lambda v: v.p_value)
+    running = 0.0
+    for rank, verdict in enumerate(ordered):
+        running = max(running, min(1.0, (len(ordered) - rank) * verdict.p_value))
+        verdict.p_holm = running
+    for verdict in tested:
+        if verdict.status in ("reproduced", "not-reproduced") and verdict.p_holm >= HOLM_ALPHA:
+            verdict.tags.append("holm")
+            verdict.reason += (
+                f"; {verdict.status} on its own (p = {verdict.p_value:.3g}), but not after Holm's correction over "
+                f"the paper's {len(tested)} budget tests (p = {verdict.p_holm:.3g})"
+            )
+            verdict.status = "inconclusive"
 
 
 def _baseline_name(claim: Claim) -> str:
@@ -351,14 +771,19 @@ def _explain_not_run(verdict: Verdict, usable: list[RunRecord], failed: list[Run
         verdict.reason = f"no matching results (a {verdict.kind} claim is judged by tier {allowed})"
 
 
-def judge_all(claims: Sequence[Claim], records: Sequence[RunRecord]) -> list[Verdict]:
+def judge_all(
+    claims: Sequence[Claim], records: Sequence[RunRecord], plans: dict[str, Plan] | None = None
+) -> list[Verdict]:
     """Every claim's verdict; each is judged over its own paper's records and, for a baseline of another paper,
-    that paper's too."""
+    that paper's too; each paper's budget verdicts are then corrected for multiplicity (Holm)."""
     by_paper: dict[str, list[RunRecord]] = {}
     for record in records:
         by_paper.setdefault(record.paper, []).append(record)
     verdicts = []
     for claim in claims:
         papers = dict.fromkeys([claim.paper, claim.baseline_paper])
-        verdicts.append(judge(claim, [r for paper in papers for r in by_paper.get(paper, [])]))
+        chosen = [r for paper in papers for r in by_paper.get(paper, [])]
+        verdicts.append(judge(claim, chosen, (plans or {}).get(claim.paper)))
+    for paper in dict.fromkeys(v.paper for v in verdicts):
+        holm([v for v in verdicts if v.paper == paper])
     return verdicts

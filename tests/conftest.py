@@ -88,3 +88,18 @@ def make_record(**fields):
             f"{data['paper']}.{data['model']}.{data['tier']}.{data['dataset']}.{data['split']}.s{data['seed']}"
         )
     return RunRecord.model_validate(data)
+
+
+def make_plan(records, claims=("c",), seeds=None, fixed_at="2025-12-01T00:00:00Z", paper="toy-paper", **fields):
+    """A budget plan covering ``claims`` with the recipes and seeds of ``records`` (fixed before them)."""
+    from harness.plans import Plan, recipe_hash
+
+    hashes = sorted({recipe_hash(r.config) for r in records} - {None})
+    entry = {
+        "recipes": {f"recipe-{i}": h for i, h in enumerate(hashes)},
+        "seeds": sorted({r.seed for r in records}) if seeds is None else seeds,
+        "smallest_effect": 1.0, "stopping": "fixed n: every planned seed, no interim look", **fields,
+    }  # fmt: skip
+    return Plan.model_validate(
+        {"paper": paper, "fixed_at": fixed_at, "claims": [{"claim": c, **entry} for c in claims]}
+    )

@@ -7,7 +7,7 @@ import pytest
 
 from harness.claims import Claim
 from harness.verdicts import judge, trend_points
-from tests.conftest import make_record
+from tests.conftest import make_plan, make_record
 
 BASE = {"id": "gain", "paper": "toy-paper", "arxiv": "2001.00001v2", "source": "Figure 3", "dataset": "digits",
         "split": "test", "unit": "%", "higher_is_better": False, "kind": "trend", "model": "toy-mlp",
@@ -31,17 +31,21 @@ def _runs(recipe: str, error) -> list:
     ]
 
 
+def judge_planned(claim, records):
+    return judge(claim, records, make_plan(records, claims=(claim.id,)))
+
+
 def test_paired_differences_decide_the_trend_either_way() -> None:
     claim = Claim.model_validate(BASE)
     scratch = _runs("scratch", lambda n, s: 90 - n + s)  # both fall with labels ...
     shrinking = _runs("tuned", lambda n, s: 90 - n + s - 40 / n)  # ... the tuned gain 20, 5, 1.25: shrinks
     growing = _runs("tuned", lambda n, s: 90 - n + s - n / 4)  # gain 0.5, 2, 8: grows
-    verdict = judge(claim, shrinking + scratch)
+    verdict = judge_planned(claim, shrinking + scratch)
     assert (verdict.status, verdict.n, verdict.mean) == ("reproduced", 12, pytest.approx(1.0))
-    assert judge(claim, growing + scratch).status == "not-reproduced"
+    assert judge_planned(claim, growing + scratch).status == "not-reproduced"
     # read as a plain trend (no baseline), the baseline's own errors fall with labels: the opposite sign
     plain = Claim.model_validate({**BASE, "baseline": None, "conditions": {"recipe": "scratch"}})
-    assert judge(plain, shrinking + scratch).status == "not-reproduced"
+    assert judge_planned(plain, shrinking + scratch).status == "not-reproduced"
 
 
 def test_points_are_the_differences_and_unpaired_records_drop_out() -> None:
@@ -50,7 +54,7 @@ def test_points_are_the_differences_and_unpaired_records_drop_out() -> None:
     scratch = [r for r in _runs("scratch", lambda n, s: 60.0) if r.seed != 3]  # seed 3 has no baseline
     points = trend_points(claim, tuned + scratch)
     assert len(points) == 9 and {p["y"] for p in points} == {-10.0} and {p["seed"] for p in points} == {0, 1, 2}
-    assert judge(claim, tuned).status == "inconclusive"  # no baseline records: no points
+    assert judge_planned(claim, tuned).status == "inconclusive"  # no baseline records: no points
 
 
 def test_a_baseline_is_still_refused_on_scalar_claims() -> None:

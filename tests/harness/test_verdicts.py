@@ -8,7 +8,7 @@ import pytest
 
 from harness.claims import Claim
 from harness.verdicts import judge, judge_all
-from tests.conftest import make_record
+from tests.conftest import make_plan, make_record
 
 BASE = {"paper": "toy-paper", "arxiv": "2001.00001v2", "source": "Table 2", "dataset": "digits", "split": "test",
         "unit": "%", "higher_is_better": True}  # fmt: skip
@@ -20,9 +20,15 @@ def claim(**fields) -> Claim:
 
 
 def runs(values, tier="full", model="toy-mlp", **fields):
+    fields.setdefault("config", {"model": model})
     return [
         make_record(seed=i, tier=tier, model=model, metrics={"accuracy": v}, **fields) for i, v in enumerate(values)
     ]
+
+
+def planned(claim_, records, **entry):
+    """The claim judged under a plan that covers exactly these records."""
+    return judge(claim_, records, make_plan(records, claims=(claim_.id,), **entry))
 
 
 @pytest.mark.parametrize(
@@ -64,14 +70,14 @@ def test_latest_record_per_seed_counts_once() -> None:
 
 
 def test_matching_respects_protocol_conditions_dataset_and_status() -> None:
-    records = runs([95.0, 95.0], protocol="other-protocol")
+    records = runs([95.0, 95.1], protocol="other-protocol")
     assert judge(claim(protocol="toy-holdout"), records).status == "not-run"
     assert judge(claim(), records).status == "reproduced"  # no protocol on the claim: any protocol matches
-    with_config = runs([95.0, 95.0], config={"data": {"labels": 4000}})
+    with_config = runs([95.0, 95.1], config={"data": {"labels": 4000}})
     assert judge(claim(conditions={"data.labels": 4000}), with_config).n == 2
     assert judge(claim(conditions={"data.labels": 250}), with_config).status == "not-run"
     assert judge(claim(dataset="cifar-10"), runs([95.0, 95.0])).status == "not-run"
-    failed = runs([95.0, 95.0]) + [make_record(seed=9, status="failed", metrics={"accuracy": 0.0}, run_id="f")]
+    failed = runs([95.0, 95.1]) + [make_record(seed=9, status="failed", metrics={"accuracy": 0.0}, run_id="f")]
     verdict = judge(claim(), failed)
     assert verdict.n == 2 and "1 failed/diverged run(s) not counted" in verdict.reason
 
@@ -92,10 +98,10 @@ def test_delta_at_budget_judges_the_sign_only() -> None:
     better = runs([90.6, 90.8, 90.7], tier="budget", model="toy-mlp-wide")
     worse = runs([88.0, 88.2, 87.9], tier="budget", model="toy-mlp-wide")
     same = runs([90.5, 89.5, 90.0], tier="budget", model="toy-mlp-wide")
-    assert judge(delta_claim(), base + better).status == "reproduced"  # +0.7, not +2: the size is not judged here
-    assert judge(delta_claim(), base + worse).status == "not-reproduced"
-    assert judge(delta_claim(), base + same).status == "inconclusive"
-    assert judge(delta_claim(value=-1.0), base + worse).status == "reproduced"
+    assert planned(delta_claim(), base + better).status == "reproduced"  # +0.7, not +2: the size is not judged here
+    assert planned(delta_claim(), base + worse).status == "not-reproduced"
+    assert planned(delta_claim(), base + same).status == "inconclusive"
+    assert planned(delta_claim(value=-1.0), base + worse).status == "reproduced"
 
 
 def test_delta_at_full_scale_judges_the_size() -> None:
@@ -142,26 +148,28 @@ def test_trend_rank_correlation_can_come_out_either_way() -> None:
     rising = width_runs([(w, 80 + w / 10 + s) for w in (8, 16, 32, 64, 128) for s in (0, 0.1)])
     falling = width_runs([(w, 95 - w / 10 + s) for w in (8, 16, 32, 64, 128) for s in (0, 0.1)])
     flat = width_runs([(8, 90), (16, 91), (32, 89), (64, 90.5)])
-    assert judge(trend_claim(rule), rising).status == "reproduced"
-    assert judge(trend_claim(rule), falling).status == "not-reproduced"
-    assert judge(trend_claim(rule), flat).status == "inconclusive"
-    assert judge(trend_claim(rule), flat[:2]).status == "inconclusive"
+    assert planned(trend_claim(rule), rising).status == "reproduced"
+    assert planned(trend_claim(rule), falling).status == "not-reproduced"
+    assert planned(trend_claim(rule), flat).status == "inconclusive"
+    assert planned(trend_claim(rule), flat[:2]).status == "inconclusive"
 
 
 def test_trend_loglog_slope_interval() -> None:
     rule = {"type": "loglog-slope", "x": "config.width", "y": "metrics.accuracy", "min": 0.8, "max": 1.2}
     proportional = width_runs([(w, 2.0 * w * f) for w in (4, 8, 16, 32, 64) for f in (0.98, 1.02)])
     sqrt_law = width_runs([(w, 2.0 * w**0.5 * f) for w in (4, 8, 16, 32, 64) for f in (0.98, 1.02)])
-    verdict = judge(trend_claim(rule), proportional)
+    verdict = planned(trend_claim(rule), proportional)
     assert verdict.status == "reproduced" and verdict.mean == pytest.approx(1.0, abs=0.01)
-    assert judge(trend_claim(rule), sqrt_law).status == "not-reproduced"
+    assert planned(trend_claim(rule), sqrt_law).status == "not-reproduced"
 
 
-def test_a_flat_loglog_trend_is_judged_not_left_undecided() -> None:
+def test_a_loglog_trend_without_any_scatter_has_no_interval() -> None:
+    """Points exactly on a line (a flat one here) give a slope with a standard error of 0: no estimate of the noise,
+    so no interval, which is inconclusive (docs/verdicts.md, "Zero spread"); it was judged as known exactly."""
     rule = {"type": "loglog-slope", "x": "config.width", "y": "metrics.accuracy", "min": 0.8, "max": 1.2}
     flat = width_runs([(w, 50.0) for w in (4, 8, 16, 32)])
-    verdict = judge(trend_claim(rule), flat)
-    assert (verdict.status, verdict.mean, verdict.std) == ("not-reproduced", 0.0, 0.0)
+    verdict = planned(trend_claim(rule), flat)
+    assert (verdict.status, verdict.mean) == ("inconclusive", 0.0) and "zero spread" in verdict.reason
 
 
 def test_spearman_p_value_is_exact_for_few_points() -> None:
@@ -180,5 +188,5 @@ def test_spearman_p_value_is_exact_for_few_points() -> None:
 
 def test_a_perfect_ranking_of_four_widths_is_not_significant() -> None:
     rule = {"type": "rank-correlation", "x": "config.width", "y": "metrics.accuracy", "sign": 1}
-    verdict = judge(trend_claim(rule), width_runs([(8, 90), (16, 91), (32, 92), (64, 93)]))
+    verdict = planned(trend_claim(rule), width_runs([(8, 90), (16, 91), (32, 92), (64, 93)]))
     assert verdict.status == "inconclusive" and "p=0.0833" in verdict.reason
