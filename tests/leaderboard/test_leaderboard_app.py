@@ -206,7 +206,7 @@ def test_a_paper_named_by_its_pdf_and_a_baseline_of_another_paper(
     assert f"`gpt` · [{GPT_PDF}]({GPT_PDF}) (sha256 `{'0' * 64}`)" in [m.value for m in at.markdown]
     at = app_over(two_papers_db, monkeypatch, "paper", paper="uda")
     row = at.dataframe[0].value.set_index("claim_id").loc["beats-bert"]
-    assert (row["status"], row["tier"]) == ("reproduced", "budget")
+    assert (row["status"], row["tier"]) == ("off-plan", "budget")  # no plan committed: shown, never judged
     assert "harness run xlnet --tier budget --model bert-base" in at.code[-1].value
 
 

@@ -250,7 +250,7 @@ def test_papers_without_arxiv_ids_and_baselines_of_other_papers(two_papers_db: P
     assert queries.paper_source(db, "no-such-paper") is None
     claim = queries.paper_claims(db, "uda").iloc[0]
     assert (claim.status, claim.baseline, claim.baseline_paper, claim.run_models) == (
-        "reproduced", "bert-base", "xlnet", ["uda-bert"],
+        "off-plan", "bert-base", "xlnet", ["uda-bert"],  # no plan committed: shown, never judged
     )  # fmt: skip
     assert claim.command.splitlines() == [
         "for seed in 0 1; do .venv/bin/harness run uda --tier budget --model uda-bert --seed $seed; done",
