@@ -19,7 +19,7 @@ BUDGET_COLUMNS = (
     "split", "source", "reason", "command",
 )  # fmt: skip
 TAG_COLORS = {"premise-failed": "violet", "fragile": "orange", "deviation": "blue", "off-plan": "gray",
-              "derived": "gray", "constructed": "gray", "holm": "green"}  # fmt: skip
+              "derived": "gray", "constructed": "gray", "holm": "orange"}  # fmt: skip
 
 
 def show_source(db, paper: str) -> None:

@@ -28,7 +28,7 @@ def test_report_json_keeps_designs_keys_and_adds_the_evidence(work: Path, toy_si
     assert all(set(row) == DESIGN_KEYS | EVIDENCE_KEYS for row in rows.values())
     wide = rows["wide-beats-narrow"]
     assert (wide["scale"], wide["status"], wide["low"], wide["high"], wide["p_value"], wide["p_holm"]) == (
-        "budget", "reproduced", 0.9, 2.3, 0.004, 0.012,
+        "budget", "reproduced", 0.9, 2.3, 0.021, 0.084,
     )  # fmt: skip
     assert wide["delta"] is None and wide["examples"] == MCNEMAR and wide["plan"] == PLAN  # sign only: no Δ
     assert wide["premises"] == [
@@ -58,7 +58,7 @@ def test_report_shows_the_budget_direction_apart(work: Path, toy_site: Path) -> 
     assert {"status", "interval", "p", "p_holm", "analysis", "tags"} <= set(budget_header)
     assert not {"reported", "tolerance", "delta"} & set(budget_header)  # the sign is judged, not the size
     wide = next(line for line in budget.splitlines() if line.startswith("toy-paper  wide-beats-narrow"))
-    assert "[0.9, 2.3]" in wide and "0.004" in wide and "0.012" in wide and "paired t over 3 seeds" in wide
+    assert "[0.9, 2.3]" in wide and "0.021" in wide and "0.084" in wide and "paired t over 3 seeds" in wide
     failed = next(line for line in budget.splitlines() if "bow-beats-mlp" in line)
     assert "premise-failed" in failed and "constructed" in failed
     assert summary == (
