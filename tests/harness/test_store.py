@@ -240,9 +240,9 @@ def test_an_unchanged_store_judges_nothing_again(paths, monkeypatch: pytest.Monk
     judged: list[list[int]] = []
     real = store._judge
 
-    def spy(con, claims, chosen, tmp) -> None:
+    def spy(con, claims, chosen, tmp, results_dir) -> None:
         judged.append(list(chosen))
-        real(con, claims, chosen, tmp)
+        real(con, claims, chosen, tmp, results_dir)
 
     monkeypatch.setattr(store, "_judge", spy)
     monkeypatch.setattr(store.LazyClaims, "get", lambda self: pytest.fail("no claims file needs parsing"))
