@@ -82,7 +82,7 @@ def test_the_plugins_own_repository_gets_a_dvc_pipeline(plugin: tuple[Path, Path
     repro = subprocess.run([DVC, "repro"], cwd=folder, env=env, capture_output=True, text=True, timeout=600)
     assert repro.returncode == 0, repro.stdout + repro.stderr
     report = repro.stdout[repro.stdout.index("Running stage 'report'") :]
-    assert re.search(rf"{PAPER} +{MODEL}-params +params_m +0.005466 +1e-06 +reproduced +arch", report), report
+    assert re.search(rf"{PAPER} +{MODEL}-params +arch +params_m +0.005466 +1e-06 +reproduced +- +arch", report), report
     assert len(list((folder / "results" / "runs").glob(f"{PAPER}.{MODEL}.arch.*.json"))) == 1
     again = harness_cli("pipeline", "generate", "--check", cwd=folder, site=site, src=folder)
     assert again.returncode == 0, again.stderr
