@@ -169,6 +169,30 @@ def cmd_recipe(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reference(args: argparse.Namespace) -> int:
+    """Fit a trivial reference (majority class, logistic regression) on a tier config's data, record and ingest it."""
+    from harness import registry
+    from harness.errors import HarnessError
+    from harness.records import RUNS_DIR, check_writable
+    from harness.references import run_reference
+    from harness.runner import load_config, resolve_config
+    from harness.store import ingest
+
+    repro = registry.reproduction(args.paper)
+    path = args.config or repro.config_path(args.tier)
+    if not path.exists():
+        raise HarnessError(f"{path}: no {args.tier!r} config for {args.paper!r}")
+    check_writable(RUNS_DIR)
+    resolved = resolve_config(load_config(path, args.tier), args.tier, args.model, args.seed, args.data_root)
+    paths = run_reference(repro, resolved, args.kind, RUNS_DIR)
+    result = ingest(paths)
+    if args.json:
+        _emit({"records": [str(p) for p in paths], "ingest": _ingest_doc(result)}, True)
+    else:
+        print("\n".join(str(path) for path in paths))
+    return _report_ingest(result)
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     from harness.records import RUNS_DIR, check_writable
     from harness.store import ingest
@@ -354,6 +378,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tier", choices=TIERS, default="budget")
     p.add_argument("--model")
     p.add_argument("--config", type=Path, help="a tier config other than the paper's configs/<tier>.yaml")
+    p = command("reference", "fit a trivial reference (majority class or linear) on a tier config's data and record it")
+    p.add_argument("paper")
+    p.add_argument("--kind", choices=("majority", "linear"), required=True)
+    p.add_argument("--tier", choices=TIERS, default="budget")
+    p.add_argument("--model", help="the config's model whose data (overrides included) the reference is fitted on")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--data-root")
+    p.add_argument("--config", type=Path, help="a tier config other than the paper's configs/<tier>.yaml")
     p = command("score", "score predictions against references in the task's official format")
     p.add_argument("task")
     p.add_argument("--references", required=True)
@@ -394,6 +426,7 @@ HANDLERS = {
     "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
     "ingest": cmd_ingest, "export": cmd_export, "rescore": cmd_rescore, "report": cmd_report,
     "leaderboard": cmd_leaderboard, "new": cmd_new, "pipeline": cmd_pipeline, "recipe": cmd_recipe,
+    "reference": cmd_reference,
 }  # fmt: skip
 
 

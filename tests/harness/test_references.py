@@ -1,0 +1,62 @@
+"""The trivial references the harness runs itself (harness.references): the floor a budget baseline must clear."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+from harness.errors import HarnessError
+from harness.references import collect, predict, scores
+
+
+def test_the_majority_class_is_the_most_frequent_training_label_ties_to_the_smallest() -> None:
+    (pred,) = predict("majority", [], np.array([2, 1, 2, 1, 0]), [[]], [4])
+    assert pred.tolist() == [1, 1, 1, 1]
+    assert scores(np.array([1, 1, 2]), np.array([1, 0, 2])) == pytest.approx(
+        {"top1": 200 / 3, "accuracy": 200 / 3, "error": 100 / 3}
+    )
+
+
+def test_the_linear_reference_fits_dense_inputs_and_bags_of_tokens() -> None:
+    rng = np.random.default_rng(0)
+    x = torch.tensor(rng.normal(size=(200, 5)), dtype=torch.float32)
+    y = (x[:, 0] > 0).long()
+    train_x, train_y = collect([(x[:100], y[:100])], "dense", True)
+    test_x, test_y = collect([(x[100:], y[100:])], "dense", True)
+    (pred,) = predict("linear", train_x, train_y, [test_x], [len(test_y)])
+    assert scores(pred, test_y)["accuracy"] > 90  # a separable first feature
+    texts = (["good fine great"] * 20 + ["bad awful poor"] * 20, torch.tensor([1] * 20 + [0] * 20))
+    bags, labels = collect([texts], "text", True)
+    assert bags[0] == Counter({"good": 1, "fine": 1, "great": 1})
+    (pred,) = predict(
+        "linear", bags, labels, [collect([(["great good", "poor"], torch.tensor([1, 0]))], "t", True)[0]], [2]
+    )
+    assert pred.tolist() == [1, 0]
+    ids, _ = collect([{"input_ids": torch.tensor([[5, 6, 0]]), "label": torch.tensor([1])}], "ids", True)
+    assert ids == [Counter({5: 1, 6: 1})]  # padding (0) left out
+
+
+def test_data_without_labels_in_its_batches_is_an_error_naming_the_module() -> None:
+    with pytest.raises(HarnessError, match="Odd: its batches are neither"):
+        collect([torch.zeros(3)], "Odd", False)
+
+
+def test_harness_reference_records_the_toy_papers_floor_on_its_own_data(toy) -> None:
+    from harness.records import read_record
+    from harness.references import run_reference
+    from harness.registry import reproduction
+    from harness.runner import load_config, resolve_config
+
+    repro = reproduction("toy-paper")
+    resolved = resolve_config(load_config(repro.config_path("budget"), "budget"), "budget", None, None, None)
+    (majority,) = [read_record(p) for p in run_reference(repro, resolved, "majority", toy / "runs")]
+    (linear,) = [read_record(p) for p in run_reference(repro, resolved, "linear", toy / "runs")]
+    assert (majority.model, majority.tier, majority.dataset, majority.split) == ("reference-majority", "budget",
+                                                                                 "digits", "test")  # fmt: skip
+    assert majority.metrics["accuracy"] < 20 < 80 < linear.metrics["accuracy"]  # digits: 10 classes; linear ~95%
+    assert majority.metrics["error"] == pytest.approx(100 - majority.metrics["accuracy"])
+    again = run_reference(repro, resolved, "majority", toy / "runs")
+    assert [p.name for p in again] == [f"{majority.run_id}.json"]  # the same reference is found, not written twice
