@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import copy
 import math
+import statistics
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -18,9 +20,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from harness.claims import ID_PATTERN, Number, _describe, _SafeLoader
+from harness.claims import ID_PATTERN, Claim, Number, _describe, _SafeLoader
 from harness.errors import HarnessError
-from harness.records import RUN_ID_PATTERN, RunRecord, canonical_hash
+from harness.records import RUN_ID_PATTERN, RunRecord, canonical_hash, record_value
 
 PLAN_FILE = "plan.yaml"
 POWER = 0.8  # the power a plan's seeds are sized for
@@ -235,3 +237,51 @@ def on_plan(plan: Plan, entry: PlannedClaim, record: RunRecord) -> str | None:
     if recipe not in entry.recipes.values():
         return f"recipe {recipe} is not one the plan fixed"
     return None
+
+
+def check_premise(premise: Premise, claim: Claim, records: Sequence[RunRecord], judged: list[RunRecord]) -> dict:
+    """One premise checked from the records: ``{id, check, passed, detail}``."""
+    result = {"id": premise.id, "check": premise.check}
+    if premise.check == "equal":
+        values = {record_value(r, premise.metric) for r in judged}
+        passed = len(values) == 1 and None not in values
+        return {**result, "passed": passed, "detail": f"{premise.metric} takes {sorted(map(str, values))}"}
+    own = [r for r in judged if r.model == premise.model] or [
+        r for r in records if r.model == premise.model and r.status == "ok"
+    ]
+    if premise.check == "gap":
+        highs = [v for r in own if isinstance(v := record_value(r, premise.high), int | float)]
+        lows = [v for r in own if isinstance(v := record_value(r, premise.low), int | float)]
+        if not highs or not lows:
+            return {
+                **result,
+                "passed": False,
+                "detail": f"{premise.model} records lack {premise.high} or {premise.low}",
+            }
+        gap = statistics.fmean(highs) - statistics.fmean(lows)
+        detail = f"{premise.model}: {premise.high} - {premise.low} = {gap:.4g} (needs >= {premise.min:g})"
+        return {**result, "passed": gap >= premise.min, "detail": detail}
+    return {**result, **_beats(premise, claim, records, own)}
+
+
+def _beats(premise: Premise, claim: Claim, records: Sequence[RunRecord], own: list[RunRecord]) -> dict[str, Any]:
+    metric = premise.metric
+    reference = [r for r in records if r.model == premise.reference and r.status == "ok" and metric in r.metrics]
+    own = [r for r in own if metric in r.metrics]
+    if not reference or not own:
+        missing = premise.reference if not reference else premise.model
+        return {"passed": False, "detail": f"no records of {missing!r} with {metric!r} to compare"}
+    mine = statistics.fmean(r.metrics[metric] for r in own)
+    theirs = statistics.fmean(r.metrics[metric] for r in reference)
+    higher = claim.higher_is_better if premise.higher_is_better is None else premise.higher_is_better
+    if premise.factor is not None:
+        ratio = (mine / theirs if higher else theirs / mine) if mine and theirs else 0.0
+        detail = (
+            f"{premise.model} {mine:.4g} vs {premise.reference} {theirs:.4g}: {ratio:.3g}x (needs {premise.factor:g}x)"
+        )
+        return {"passed": ratio >= premise.factor, "detail": detail}
+    better = mine - theirs if higher else theirs - mine
+    detail = (
+        f"{premise.model} {mine:.4g} vs {premise.reference} {theirs:.4g}: by {better:.4g} (needs {premise.margin:g})"
+    )
+    return {"passed": better >= premise.margin, "detail": detail}

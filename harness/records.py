@@ -594,3 +594,15 @@ def write_record(record: RunRecord, runs_dir: Path = RUNS_DIR) -> Path:
     except OSError as exc:  # a full or read-only disk: nothing was written (atomic_write_bytes)
         raise HarnessError(f"{path}: cannot write the run record: {exc.strerror or exc}") from None
     return path
+
+
+def record_value(record: RunRecord, dotted: str) -> Any:
+    """The record's value at ``metrics.<name>`` or ``config.<dotted.path>`` (a claim's conditions, a trend rule's axes,
+    a premise's paths); None when absent."""
+    head, _, rest = dotted.partition(".")
+    node: Any = record.metrics if head == "metrics" else (record.config or {})
+    for part in rest.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node

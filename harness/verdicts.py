@@ -16,8 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from harness.claims import Claim
-from harness.plans import Plan, PlannedClaim, Premise, on_plan, recipe_hash, seeds_needed
-from harness.records import RunRecord, machine_key
+from harness.plans import Plan, PlannedClaim, check_premise, on_plan, recipe_hash, seeds_needed
+from harness.records import RunRecord, machine_key, record_value
+from harness.stats import (
+    CONFIDENCE,
+    EPS,
+    MIN_SEEDS,
+    ZERO_SPREAD,
+    Difference,
+    against_band,
+    difference,
+    spearman,
+    summarise,
+    t_quantile,
+)
 from harness.tiers import DETERMINISTIC_TIERS, JUDGING_TIERS, TIER_ORDER
 
 # premise-failed: the budget regime cannot test the claim (a premise check failed); untestable: the plan says the
@@ -26,12 +38,9 @@ from harness.tiers import DETERMINISTIC_TIERS, JUDGING_TIERS, TIER_ORDER
 STATUSES = (
     "reproduced", "not-reproduced", "inconclusive", "not-run", "premise-failed", "untestable", "off-plan", "deviation",
 )  # fmt: skip
-MIN_SEEDS = 2
 MIN_TREND_POINTS = 3
-CONFIDENCE = 0.95
-EXACT_SPEARMAN_MAX = 8  # 8! = 40,320 pairings
-EPS = 1e-9
 HOLM_ALPHA = 0.05  # the family-wise error rate of a paper's budget verdicts
+JUDGED = ("reproduced", "not-reproduced", "inconclusive")  # the statuses of a claim the evidence tested
 REPORT_KEYS = (
     "paper", "claim_id", "kind", "model", "dataset", "split", "metric", "reported", "tolerance",
     "status", "tier", "mean", "std", "n", "delta",
@@ -85,17 +94,6 @@ class Verdict:
         return data
 
 
-def _lookup(record: RunRecord, dotted: str) -> Any:
-    """The record's value at ``metrics.<name>`` or ``config.<dotted.path>``; None when absent."""
-    head, _, rest = dotted.partition(".")
-    node: Any = record.metrics if head == "metrics" else (record.config or {})
-    for part in rest.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
 def matches(claim: Claim, record: RunRecord, baseline: bool = False) -> bool:
     """Same paper, model (a glob for trend claims), dataset, split, protocol (when the claim names one),
     conditions (dotted keys looked up in the record's config), and the record has the claim's metric. With
@@ -111,7 +109,7 @@ def matches(claim: Claim, record: RunRecord, baseline: bool = False) -> bool:
         and record.split == claim.split
         and _metric_name(claim) in record.metrics
         and (claim.protocol is None or record.protocol == claim.protocol)
-        and all(_lookup(record, f"config.{key}") == value for key, value in conditions.items())
+        and all(record_value(record, f"config.{key}") == value for key, value in conditions.items())
     )
 
 
@@ -129,33 +127,13 @@ def _per_seed(records: Sequence[RunRecord]) -> list[RunRecord]:
     return [latest[seed] for seed in sorted(latest)]
 
 
-def _t(confidence: float, dof: float) -> float:
-    from scipy import stats
-
-    return float(stats.t.ppf(0.5 + confidence / 2, dof))
-
-
-def _against_band(low: float, high: float, reported: float, tolerance: float) -> str:
-    """Compare an interval [low, high] with the band reported ± tolerance."""
-    band_low, band_high = reported - tolerance - EPS, reported + tolerance + EPS
-    if band_low <= low and high <= band_high:
-        return "reproduced"
-    if high < band_low or low > band_high:
-        return "not-reproduced"
-    return "inconclusive"
-
-
-def _summarise(values: list[float]) -> tuple[float, float | None]:
-    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else None)
-
-
 def _judge_arch(verdict: Verdict, claim: Claim, value: float) -> None:
     """One profile decides; a reviewed deviation holds only while the count is still the one reviewed."""
     verdict.mean, verdict.n, verdict.delta, verdict.analysis = value, 1, value - claim.value, "profile (deterministic)"
     verdict.low = verdict.high = value
     counted = f" counted by the paper's rule {claim.counting!r}" if claim.counting else ""
     band = f"{claim.value} ± {claim.tolerance}"
-    verdict.status = _against_band(value, value, claim.value, claim.tolerance)
+    verdict.status = against_band(value, value, claim.value, claim.tolerance)
     verdict.reason = f"arch result {value:.6g}{counted} against {band} (deterministic: no interval)"
     deviation = claim.deviation
     if verdict.status == "not-reproduced" and deviation is not None:
@@ -168,12 +146,12 @@ def _judge_arch(verdict: Verdict, claim: Claim, value: float) -> None:
 
 
 def _judge_scalar(verdict: Verdict, claim: Claim, values: list[float], tier: str) -> None:
-    mean, std = _summarise(values)
+    mean, std = summarise(values)
     verdict.mean, verdict.std, verdict.n, verdict.delta = mean, std, len(values), mean - claim.value
     band = f"{claim.value} ± {claim.tolerance}"
     if tier in DETERMINISTIC_TIERS:
         verdict.low = verdict.high = mean
-        verdict.status = _against_band(mean, mean, claim.value, claim.tolerance)
+        verdict.status = against_band(mean, mean, claim.value, claim.tolerance)
         verdict.analysis = "one evaluation (deterministic)"
         verdict.reason = f"{tier} result {mean:.6g} against {band} (deterministic: no interval)"
     elif len(values) < MIN_SEEDS:
@@ -181,70 +159,13 @@ def _judge_scalar(verdict: Verdict, claim: Claim, values: list[float], tier: str
         verdict.reason = f"{len(values)} seed(s) at tier {tier}: at least {MIN_SEEDS} needed for an interval"
     elif std == 0:
         verdict.status = "inconclusive"
-        verdict.reason = _ZERO_SPREAD.format(n=len(values), what="seeds")
+        verdict.reason = ZERO_SPREAD.format(n=len(values), what="seeds")
     else:
-        half = _t(CONFIDENCE, len(values) - 1) * std / math.sqrt(len(values))
+        half = t_quantile(CONFIDENCE, len(values) - 1) * std / math.sqrt(len(values))
         verdict.low, verdict.high = mean - half, mean + half
         verdict.analysis = f"t-interval over {len(values)} seeds"
-        verdict.status = _against_band(mean - half, mean + half, claim.value, claim.tolerance)
+        verdict.status = against_band(mean - half, mean + half, claim.value, claim.tolerance)
         verdict.reason = f"{CONFIDENCE:.0%} t-interval [{mean - half:.4g}, {mean + half:.4g}] against {band}"
-
-
-_ZERO_SPREAD = (
-    "zero spread between the {n} {what}: no estimate of the run-to-run noise, so no interval (bit-deterministic "
-    "arms, or too few distinct outcomes); vary what a seed changes, or run the claim at a tier with noise"
-)
-
-
-@dataclass(frozen=True)
-class Difference:
-    """A difference of means with its standard error and degrees of freedom (``se`` 0: no spread at all)."""
-
-    diff: float
-    se: float
-    dof: float
-    n: int
-    std: float | None
-    analysis: str
-
-    def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
-        half = _t(confidence, self.dof) * self.se
-        return self.diff - half, self.diff + half
-
-    def p_value(self) -> float:
-        from scipy import stats
-
-        return float(2 * stats.t.sf(abs(self.diff) / self.se, self.dof))
-
-
-def difference(ours: dict[int, float], theirs: dict[int, float], paired: bool) -> Difference | str:
-    """Model minus baseline over seeds: the paired t of the per-seed differences (seeds on both sides) or Welch's
-    unpaired t; a string says why there is none (too few seeds, or zero spread)."""
-    if paired:
-        seeds = sorted(set(ours) & set(theirs))
-        diffs = [ours[s] - theirs[s] for s in seeds]
-        if len(diffs) < MIN_SEEDS:
-            return f"{len(diffs)} seed(s) on both sides: at least {MIN_SEEDS} pairs needed for a paired interval"
-        mean, std = _summarise(diffs)
-        if std == 0:
-            return _ZERO_SPREAD.format(n=len(diffs), what="per-seed differences")
-        return Difference(mean, std / math.sqrt(len(diffs)), len(diffs) - 1, len(diffs), std, _paired(len(diffs)))
-    a, b = list(ours.values()), list(theirs.values())
-    if min(len(a), len(b)) < MIN_SEEDS:
-        return f"{len(a)} and {len(b)} seed(s): at least {MIN_SEEDS} each needed"
-    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-    diff = statistics.fmean(a) - statistics.fmean(b)
-    if va + vb == 0:
-        return _ZERO_SPREAD.format(n=len(a) + len(b), what="seeds of the two arms")
-    dof = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-    std = math.sqrt(statistics.variance(a) + statistics.variance(b))
-    return Difference(
-        diff, math.sqrt(va + vb), dof, min(len(a), len(b)), std, f"Welch t over {len(a)} + {len(b)} seeds"
-    )
-
-
-def _paired(n: int) -> str:
-    return f"paired t over {n} seeds (differences within each seed)"
 
 
 def _judge_delta(verdict: Verdict, claim: Claim, ours: dict[int, float], theirs: dict[int, float], tier: str) -> None:
@@ -276,7 +197,7 @@ def _judge_delta(verdict: Verdict, claim: Claim, ours: dict[int, float], theirs:
 def _decide_delta(verdict: Verdict, claim: Claim, low: float, high: float, tier: str) -> str:
     if tier != "budget":
         verdict.reason = f"difference interval [{low:.4g}, {high:.4g}] against {claim.value} ± {claim.tolerance}"
-        return _against_band(low, high, claim.value, claim.tolerance)
+        return against_band(low, high, claim.value, claim.tolerance)
     # small scale: only the direction of the difference is judged
     sign = 1 if claim.value >= 0 else -1
     low_s, high_s = sorted((sign * low, sign * high))
@@ -308,29 +229,6 @@ def _judge_equivalence(verdict: Verdict, claim: Claim, result: Difference) -> No
         f"equivalence (TOST, alpha {alpha:g}): {1 - 2 * alpha:.0%} interval of the difference [{low:.4g}, {high:.4g}] "
         f"against the margin ±{margin:g} {claim.unit}"
     )
-
-
-def spearman(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
-    """Spearman's rho and its two-sided p-value. Up to ``EXACT_SPEARMAN_MAX`` points the p-value is exact: the
-    share of all n! pairings of the y ranks with the x ranks whose |rho| reaches the observed one. The usual
-    t-approximation gives p = 0 for any perfect ranking, however few the points (4 points: exact p = 1/12)."""
-    import itertools
-
-    import numpy as np
-    from scipy import stats
-
-    result = stats.spearmanr(xs, ys)
-    rho = float(result.statistic)
-    if len(xs) > EXACT_SPEARMAN_MAX:
-        return rho, float(result.pvalue)
-    rx, ry = stats.rankdata(xs), stats.rankdata(ys)
-    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
-        return rho, float("nan")
-    pairings = np.array(list(itertools.permutations(ry)))
-    cx = rx - rx.mean()
-    cy = pairings - pairings.mean(axis=1, keepdims=True)
-    rhos = (cy @ cx) / (np.linalg.norm(cx) * np.linalg.norm(cy, axis=1))
-    return rho, float(np.mean(np.abs(rhos) >= abs(rho) - 1e-12))
 
 
 def _judge_trend(verdict: Verdict, claim: Claim, records: list[RunRecord]) -> None:
@@ -371,14 +269,14 @@ def _judge_trend(verdict: Verdict, claim: Claim, records: list[RunRecord]) -> No
         fit = stats.linregress(xs, ys)
         if not math.isfinite(fit.stderr) or fit.stderr == 0:
             verdict.mean, verdict.status = float(fit.slope), "inconclusive"
-            verdict.reason = _ZERO_SPREAD.format(n=len(points), what="points about the line")
+            verdict.reason = ZERO_SPREAD.format(n=len(points), what="points about the line")
             return
-        half = _t(CONFIDENCE, len(points) - 2) * fit.stderr
+        half = t_quantile(CONFIDENCE, len(points) - 2) * fit.stderr
         verdict.mean, verdict.std = float(fit.slope), float(fit.stderr)
         verdict.low, verdict.high, verdict.p_value = fit.slope - half, fit.slope + half, float(fit.pvalue)
         verdict.analysis = f"least-squares log-log slope over {len(points)} {what}"
         centre, width = (rule.min + rule.max) / 2, (rule.max - rule.min) / 2
-        verdict.status = _against_band(fit.slope - half, fit.slope + half, centre, width)
+        verdict.status = against_band(fit.slope - half, fit.slope + half, centre, width)
         verdict.reason = (
             f"log-log slope {fit.slope:.3f}, {CONFIDENCE:.0%} interval [{fit.slope - half:.3f}, "
             f"{fit.slope + half:.3f}] against [{rule.min}, {rule.max}] ({len(points)} {what})"
@@ -401,7 +299,7 @@ def _condition_means(points: list[tuple[float, float]]) -> list[tuple[float, flo
 
 
 def _xy(claim: Claim, record: RunRecord) -> tuple[Any, Any] | None:
-    x, y = _lookup(record, claim.rule.x), _lookup(record, claim.rule.y)
+    x, y = record_value(record, claim.rule.x), record_value(record, claim.rule.y)
     return (x, y) if isinstance(x, int | float) and isinstance(y, int | float) else None
 
 
@@ -539,10 +437,9 @@ def _what_is_excluded(verdict: Verdict, claim: Claim) -> None:
     if verdict.status != "inconclusive" or verdict.low is None or verdict.high is None or claim.kind == "arch":
         return
     what = "slopes" if claim.kind == "trend" else "differences" if claim.kind == "delta" else "means"
-    verdict.excluded = (
-        f"{what} below {verdict.low:.3g} and above {verdict.high:.3g} {claim.unit if claim.kind != 'trend' else ''}"
-        f"are excluded ({'TOST ' if claim.equivalence else ''}interval)".replace("  ", " ")
-    )
+    unit = "" if claim.kind == "trend" else f" {claim.unit}"
+    interval = "the TOST interval" if claim.equivalence else f"the {CONFIDENCE:.0%} interval"
+    verdict.excluded = f"{what} below {verdict.low:.3g} and above {verdict.high:.3g}{unit} are excluded ({interval})"
 
 
 def _judge_under_plan(
@@ -684,58 +581,10 @@ def _status_of(claim: Claim, ours: list[RunRecord], base: list[RunRecord], tier:
     return scratch.status
 
 
-def check_premise(premise: Premise, claim: Claim, records: Sequence[RunRecord], judged: list[RunRecord]) -> dict:
-    """One premise checked from the records: ``{id, check, passed, detail}``."""
-    result = {"id": premise.id, "check": premise.check}
-    if premise.check == "equal":
-        values = {_lookup(r, premise.metric) for r in judged}
-        passed = len(values) == 1 and None not in values
-        return {**result, "passed": passed, "detail": f"{premise.metric} takes {sorted(map(str, values))}"}
-    own = [r for r in judged if r.model == premise.model] or [
-        r for r in records if r.model == premise.model and r.status == "ok"
-    ]
-    if premise.check == "gap":
-        highs = [v for r in own if isinstance(v := _lookup(r, premise.high), int | float)]
-        lows = [v for r in own if isinstance(v := _lookup(r, premise.low), int | float)]
-        if not highs or not lows:
-            return {
-                **result,
-                "passed": False,
-                "detail": f"{premise.model} records lack {premise.high} or {premise.low}",
-            }
-        gap = statistics.fmean(highs) - statistics.fmean(lows)
-        detail = f"{premise.model}: {premise.high} - {premise.low} = {gap:.4g} (needs >= {premise.min:g})"
-        return {**result, "passed": gap >= premise.min, "detail": detail}
-    return {**result, **_beats(premise, claim, records, own)}
-
-
-def _beats(premise: Premise, claim: Claim, records: Sequence[RunRecord], own: list[RunRecord]) -> dict[str, Any]:
-    metric = premise.metric
-    reference = [r for r in records if r.model == premise.reference and r.status == "ok" and metric in r.metrics]
-    own = [r for r in own if metric in r.metrics]
-    if not reference or not own:
-        missing = premise.reference if not reference else premise.model
-        return {"passed": False, "detail": f"no records of {missing!r} with {metric!r} to compare"}
-    mine = statistics.fmean(r.metrics[metric] for r in own)
-    theirs = statistics.fmean(r.metrics[metric] for r in reference)
-    higher = claim.higher_is_better if premise.higher_is_better is None else premise.higher_is_better
-    if premise.factor is not None:
-        ratio = (mine / theirs if higher else theirs / mine) if mine and theirs else 0.0
-        detail = (
-            f"{premise.model} {mine:.4g} vs {premise.reference} {theirs:.4g}: {ratio:.3g}x (needs {premise.factor:g}x)"
-        )
-        return {"passed": ratio >= premise.factor, "detail": detail}
-    better = mine - theirs if higher else theirs - mine
-    detail = (
-        f"{premise.model} {mine:.4g} vs {premise.reference} {theirs:.4g}: by {better:.4g} (needs {premise.margin:g})"
-    )
-    return {"passed": better >= premise.margin, "detail": detail}
-
-
 def holm(verdicts: list[Verdict]) -> None:
     """Holm's step-down adjustment over a paper's budget verdicts that have a p-value (in place). A decided verdict
     whose adjusted p no longer reaches its alpha becomes inconclusive, tagged ``holm``; the raw interval stays."""
-    tested = [v for v in verdicts if v.scale == "budget" and v.p_value is not None and v.status != "off-plan"]
+    tested = [v for v in verdicts if v.scale == "budget" and v.p_value is not None and v.status in JUDGED]
     ordered = sorted(tested, key=lambda v: v.p_value)
     running = 0.0
     for rank, verdict in enumerate(ordered):

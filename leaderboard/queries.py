@@ -23,9 +23,10 @@ import duckdb
 import pandas as pd
 
 from harness.errors import HarnessError
+from harness.stats import MIN_SEEDS
 from harness.store import STORE_VERSION, connect_readonly
 from harness.tiers import BY_NAME, DATA_TIERS, FIRST_TIER, JUDGING_TIERS, TABLE, TIER_ORDER
-from harness.verdicts import MIN_SEEDS, STATUSES
+from harness.verdicts import STATUSES
 
 HARNESS = ".venv/bin/harness"
 _SESSION: contextvars.ContextVar[tuple[Path, duckdb.DuckDBPyConnection] | None] = contextvars.ContextVar(

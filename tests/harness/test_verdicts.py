@@ -173,7 +173,7 @@ def test_a_loglog_trend_without_any_scatter_has_no_interval() -> None:
 
 
 def test_spearman_p_value_is_exact_for_few_points() -> None:
-    from harness.verdicts import spearman
+    from harness.stats import spearman
 
     assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == (pytest.approx(1.0), pytest.approx(2 / 24))
     assert spearman([1, 2, 3], [3, 2, 1]) == (pytest.approx(-1.0), pytest.approx(2 / 6))

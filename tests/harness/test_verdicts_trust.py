@@ -223,7 +223,9 @@ def test_an_inconclusive_verdict_says_what_it_excludes_and_how_many_seeds_would_
     wide = arm([90.5, 91.2, 89.6], "toy-mlp-wide")
     verdict = planned(delta(), base + wide)
     assert verdict.status == "inconclusive"
-    assert verdict.excluded.startswith(f"differences below {verdict.low:.3g} and above {verdict.high:.3g}")
+    assert verdict.excluded == (
+        f"differences below {verdict.low:.3g} and above {verdict.high:.3g} % are excluded (the 95% interval)"
+    )
     assert verdict.seeds_needed > 3 and f"{verdict.seeds_needed} seeds a side" in verdict.reason
 
 
@@ -347,3 +349,16 @@ def test_harness_recipe_gives_the_hash_the_records_of_that_config_carry(toy) -> 
         assert main(["recipe", "toy-paper", "--json"]) == 0
     doc = json.loads(out.getvalue())
     assert doc["recipe_hash"] == recipe_hash(record.config) and doc["label"] == "configs/budget.yaml:toy-mlp"
+
+
+def test_holms_family_is_the_claims_the_evidence_tested() -> None:
+    """A premise-failed or off-plan verdict tested nothing: it is not in the family (and gets no Holm p)."""
+    from harness.verdicts import Verdict, holm
+
+    def verdict(status, p):
+        return Verdict("toy-paper", status, "delta", "m", "digits", "test", "accuracy", 1.0, 1.0, status=status,
+                       tier="budget", scale="budget", p_value=p)  # fmt: skip
+
+    family = [verdict("reproduced", 0.02), verdict("premise-failed", 0.01), verdict("off-plan", 0.001)]
+    holm(family)
+    assert [v.p_holm for v in family] == [0.02, None, None] and family[0].status == "reproduced"
