@@ -170,7 +170,8 @@ def cmd_recipe(args: argparse.Namespace) -> int:
 
 
 def cmd_reference(args: argparse.Namespace) -> int:
-    """Fit a trivial reference (majority class, logistic regression) on a tier config's data, record and ingest it."""
+    """Fit a trivial reference (majority class, logistic regression, unigram LM) on a tier config's data, record and
+    ingest it."""
     from harness import registry
     from harness.errors import HarnessError
     from harness.records import RUNS_DIR, check_writable
@@ -380,7 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", type=Path, help="a tier config other than the paper's configs/<tier>.yaml")
     p = command("reference", "fit a trivial reference (majority class or linear) on a tier config's data and record it")
     p.add_argument("paper")
-    p.add_argument("--kind", choices=("majority", "linear"), required=True)
+    p.add_argument("--kind", choices=("majority", "linear", "unigram"), required=True)
     p.add_argument("--tier", choices=TIERS, default="budget")
     p.add_argument("--model", help="the config's model whose data (overrides included) the reference is fitted on")
     p.add_argument("--seed", type=int)

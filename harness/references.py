@@ -6,13 +6,18 @@ they see exactly the data the arms see:
 
 - ``majority``: always the most frequent training label (ties: the smallest label);
 - ``linear``: multinomial logistic regression (scikit-learn, L2, ``C = 1``) on the flattened inputs, or on the bag
-  of words (of token ids, or of whitespace words for raw text) of a text batch.
+  of words (of token ids, or of whitespace words for raw text) of a text batch;
+- ``unigram``: for a corpus in the WikiText-103 layout (``debian-lm``), the add-one unigram model of the training
+  split's words (``wiki.train.tokens``, each line's words and ``<eos>``, as WikiText's scorer streams them; one extra
+  slot for unseen words), scored by WikiText-103's own scorer on the test references the data module serves (its
+  ``scoring`` references, e.g. the first ``test_lines`` lines): word-level ``perplexity`` (also recorded as
+  ``word_perplexity``), ``nll`` and ``tokens``. It is compared with a model's *word-level* perplexity.
 
-Each writes one run record per ``evaluate`` entry, as model ``reference-<kind>``, with ``top1``, ``accuracy`` (the
-same number, in %) and ``error`` (100 minus it), so a plan's premise can name it: ``{check: beats, reference:
-reference-majority, ...}``. A data module qualifies when its batches are ``(inputs, labels)`` or a mapping with a
-``label``/``labels`` entry; a semi-supervised module's labelled part (its ``labelled`` data module) is used when it
-has one. Anything else is an error that says so.
+Each writes one run record per ``evaluate`` entry, as model ``reference-<kind>``; the classifiers record ``top1``,
+``accuracy`` (the same number, in %) and ``error`` (100 minus it), so a plan's premise can name it: ``{check: beats,
+reference: reference-majority, ...}``. A classifier reference needs batches of ``(inputs, labels)`` or a mapping
+with a ``label``/``labels`` entry; a semi-supervised module's labelled part (its ``labelled`` data module) is used
+when it has one. Anything else is an error that says so.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 
-KINDS = ("majority", "linear")
+KINDS = ("majority", "linear", "unigram")
 LABEL_KEYS = ("label", "labels", "y", "target", "targets")
 TOKEN_KEYS = ("input_ids", "tokens", "ids")
 
@@ -103,8 +108,55 @@ def scores(predictions: np.ndarray, labels: np.ndarray) -> dict[str, float]:
     return {"top1": accuracy, "accuracy": accuracy, "error": 100.0 - accuracy}
 
 
+def unigram_log_probs(train: Path, references: Path) -> tuple[list[str], list[float]]:
+    """The add-one unigram model of ``train``'s token stream, applied to ``references``' stream: its tokens and their
+    natural-log probabilities (an unseen word gets the one extra slot's share)."""
+    from tasks.language_modeling.score import reference_stream
+
+    counts = Counter(token for _, token in reference_stream(train))
+    total = sum(counts.values()) + len(counts) + 1  # add one to every seen word and to the unseen slot
+    tokens = [token for _, token in reference_stream(references)]
+    return tokens, [float(np.log((counts.get(token, 0) + 1) / total)) for token in tokens]
+
+
+def unigram_scores(data: Any, resolved: dict[str, Any], folder: Path) -> list[dict[str, float]]:
+    """Word-level perplexity of the add-one unigram model on each test loader's references (WikiText's scorer)."""
+    from tasks.language_modeling.score import score_perplexity, write_log_probs
+
+    root = Path(resolved["data"]["init_args"].get("data_root") or ".")
+    train = root / "wiki.train.tokens"
+    if not train.is_file():
+        raise HarnessError(f"{train}: no training split in the WikiText-103 layout: the unigram reference needs one")
+    found = []
+    for index, _ in enumerate(resolved["evaluate"]):
+        references = data.scoring(index, folder).references if hasattr(data, "scoring") else root / "wiki.test.tokens"
+        tokens, log_probs = unigram_log_probs(train, Path(references))
+        predictions = write_log_probs(folder / f"unigram-{index}.txt", tokens, log_probs)
+        metrics = score_perplexity(Path(references), predictions)
+        found.append({**metrics, "word_perplexity": metrics["perplexity"]})
+    return found
+
+
 def _supervised(datamodule: Any) -> Any:
     return getattr(datamodule, "labelled", None) or datamodule
+
+
+def _classifier_scores(kind: str, data: Any, resolved: dict[str, Any], where: str) -> list[dict[str, float]]:
+    train_x, train_y = collect(data.train_dataloader(), where, kind == "linear")
+    loaders = data.test_dataloader()
+    loaders = loaders if isinstance(loaders, list | tuple) else [loaders]
+    tests = [collect(loader, where, kind == "linear") for loader in loaders]
+    if len(tests) != len(resolved["evaluate"]):
+        raise HarnessError(f"{where}: {len(tests)} test loader(s), but 'evaluate' lists {len(resolved['evaluate'])}")
+    predicted = predict(kind, train_x, train_y, [x for x, _ in tests], [len(y) for _, y in tests])
+    return [scores(prediction, labels) for prediction, (_, labels) in zip(predicted, tests, strict=True)]
+
+
+def _unigram(data: Any, resolved: dict[str, Any]) -> list[dict[str, float]]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="harness-unigram-") as folder:
+        return unigram_scores(data, resolved, Path(folder))
 
 
 def run_reference(repro: Any, resolved: dict[str, Any], kind: str, runs_dir: Path) -> list[Path]:
@@ -120,27 +172,21 @@ def run_reference(repro: Any, resolved: dict[str, Any], kind: str, runs_dir: Pat
     data = _supervised(datamodule)
     where = type(data).__name__
     started = now()
-    train_x, train_y = collect(data.train_dataloader(), where, kind == "linear")
-    loaders = data.test_dataloader()
-    loaders = loaders if isinstance(loaders, list | tuple) else [loaders]
-    tests = [collect(loader, where, kind == "linear") for loader in loaders]
-    if len(tests) != len(resolved["evaluate"]):
-        raise HarnessError(f"{where}: {len(tests)} test loader(s), but 'evaluate' lists {len(resolved['evaluate'])}")
-    predicted = predict(kind, train_x, train_y, [x for x, _ in tests], [len(y) for _, y in tests])
+    metrics = _unigram(data, resolved) if kind == "unigram" else _classifier_scores(kind, data, resolved, where)
     model = f"reference-{kind}"
     key = {"reference": kind, "data": resolved["data"], "tier": resolved["tier"], "model": model,
            "seed": resolved["seed"], "evaluate": resolved["evaluate"]}  # fmt: skip
     key["data"] = {**key["data"], "init_args": {k: v for k, v in key["data"]["init_args"].items() if k != "data_root"}}
     provenance = run_provenance(key, getattr(data, "data_hash", None), code_version(repro.id))
     written = []
-    for entry, prediction, (_, labels) in zip(resolved["evaluate"], predicted, tests, strict=True):
+    for entry, scored in zip(resolved["evaluate"], metrics, strict=True):
         run_id = make_run_id(repro.id, model, resolved["tier"], entry["dataset"], entry["split"], key, key["seed"])
         if record_path(run_id, runs_dir).exists():
             written.append(record_path(run_id, runs_dir))
             continue
         record = new_record(
             run_id=run_id, paper=repro.id, model=model, tier=resolved["tier"], dataset=entry["dataset"],
-            split=entry["split"], seed=key["seed"], metrics=scores(prediction, labels), started_at=started,
+            split=entry["split"], seed=key["seed"], metrics=scored, started_at=started,
             provenance=provenance, protocol=resolved.get("protocol"), config=key,
         )  # fmt: skip
         written.append(write_record(record, runs_dir))

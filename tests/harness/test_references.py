@@ -60,3 +60,22 @@ def test_harness_reference_records_the_toy_papers_floor_on_its_own_data(toy) -> 
     assert majority.metrics["error"] == pytest.approx(100 - majority.metrics["accuracy"])
     again = run_reference(repro, resolved, "majority", toy / "runs")
     assert [p.name for p in again] == [f"{majority.run_id}.json"]  # the same reference is found, not written twice
+
+
+def test_the_unigram_reference_is_add_one_over_the_training_words_scored_by_wikitexts_scorer(tmp_path) -> None:
+    import math
+
+    from harness.references import unigram_log_probs, unigram_scores
+
+    (tmp_path / "wiki.train.tokens").write_text("a b\na\n", encoding="utf-8")  # a 2, b 1, <eos> 2: 5 words, 3 kinds
+    (tmp_path / "wiki.test.tokens").write_text("a c\n", encoding="utf-8")
+    tokens, log_probs = unigram_log_probs(tmp_path / "wiki.train.tokens", tmp_path / "wiki.test.tokens")
+    assert tokens == ["a", "c", "<eos>"]
+    assert log_probs == pytest.approx([math.log(3 / 9), math.log(1 / 9), math.log(3 / 9)])
+    resolved = {"data": {"init_args": {"data_root": str(tmp_path)}}, "evaluate": [{"dataset": "debian-lm"}]}
+    (metrics,) = unigram_scores(object(), resolved, tmp_path / "out")
+    assert metrics["perplexity"] == pytest.approx(math.exp(-sum(log_probs) / 3)) == metrics["word_perplexity"]
+    assert metrics["tokens"] == 3.0
+    with pytest.raises(HarnessError, match="no training split in the WikiText-103 layout"):
+        unigram_scores(object(), {"data": {"init_args": {"data_root": str(tmp_path / "none")}}, "evaluate": [{}]},
+                       tmp_path / "out")  # fmt: skip
