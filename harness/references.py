@@ -123,7 +123,10 @@ def unigram_scores(data: Any, resolved: dict[str, Any], folder: Path) -> list[di
     """Word-level perplexity of the add-one unigram model on each test loader's references (WikiText's scorer)."""
     from tasks.language_modeling.score import score_perplexity, write_log_probs
 
-    root = Path(resolved["data"]["init_args"].get("data_root") or ".")
+    top = Path(resolved["data"]["init_args"].get("data_root") or ".")
+    corpus = getattr(getattr(data, "hparams", None), "corpus", None) or getattr(data, "corpus", None)
+    folders = [top / corpus, top] if isinstance(corpus, str) else [top]  # a data root that holds the corpus folder
+    root = next((folder for folder in folders if (folder / "wiki.train.tokens").is_file()), top)
     train = root / "wiki.train.tokens"
     if not train.is_file():
         raise HarnessError(f"{train}: no training split in the WikiText-103 layout: the unigram reference needs one")
