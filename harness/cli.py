@@ -169,6 +169,24 @@ def cmd_recipe(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_seeds(args: argparse.Namespace) -> int:
+    """Seeds a side for a two-sided t-test to see ``--effect`` at ``--power`` given a pilot's between-seed ``--std``."""
+    from harness.errors import HarnessError
+    from harness.plans import seeds_needed
+
+    if args.effect <= 0 or args.std <= 0 or not 0 < args.alpha < 1 or not 0 < args.power < 1:
+        raise HarnessError("--effect and --std are positive; --alpha and --power lie between 0 and 1")
+    n = seeds_needed(args.effect, args.std, args.alpha, args.paired, args.power)
+    doc = {"effect": args.effect, "std": args.std, "alpha": args.alpha, "power": args.power, "paired": args.paired,
+           "seeds_per_side": n}  # fmt: skip
+    if args.json:
+        _emit(doc, True)
+    else:
+        design = "paired" if args.paired else "independent"
+        print(f"{n} seeds a side ({design} t-test, alpha {args.alpha:g}, power {args.power:.0%})")
+    return 0
+
+
 def cmd_reference(args: argparse.Namespace) -> int:
     """Fit a trivial reference (majority class, logistic regression, unigram LM) on a tier config's data, record and
     ingest it."""
@@ -379,6 +397,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tier", choices=TIERS, default="budget")
     p.add_argument("--model")
     p.add_argument("--config", type=Path, help="a tier config other than the paper's configs/<tier>.yaml")
+    p = command("seeds", "seeds a side to see an effect, from a pilot's between-seed spread (a plan's power)")
+    p.add_argument("--effect", type=float, required=True, help="the smallest effect of interest, in the metric's unit")
+    p.add_argument("--std", type=float, required=True, help="the pilot's spread: of the per-seed differences when "
+                   "--paired, else of one arm's values")  # fmt: skip
+    p.add_argument("--paired", action="store_true")
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--power", type=float, default=0.8)
     p = command("reference", "fit a trivial reference (majority class or linear) on a tier config's data and record it")
     p.add_argument("paper")
     p.add_argument("--kind", choices=("majority", "linear", "unigram"), required=True)
@@ -427,7 +452,7 @@ HANDLERS = {
     "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
     "ingest": cmd_ingest, "export": cmd_export, "rescore": cmd_rescore, "report": cmd_report,
     "leaderboard": cmd_leaderboard, "new": cmd_new, "pipeline": cmd_pipeline, "recipe": cmd_recipe,
-    "reference": cmd_reference,
+    "reference": cmd_reference, "seeds": cmd_seeds,
 }  # fmt: skip
 
 

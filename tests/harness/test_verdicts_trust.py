@@ -362,3 +362,14 @@ def test_holms_family_is_the_claims_the_evidence_tested() -> None:
     family = [verdict("reproduced", 0.02), verdict("premise-failed", 0.01), verdict("off-plan", 0.001)]
     holm(family)
     assert [v.p_holm for v in family] == [0.02, None, None] and family[0].status == "reproduced"
+
+
+def test_harness_seeds_gives_a_plans_seeds_from_a_pilots_spread(capsys) -> None:
+    from harness.cli import main
+
+    assert main(["seeds", "--effect", "1", "--std", "1"]) == 0
+    assert capsys.readouterr().out.startswith("17 seeds a side (independent t-test")
+    assert main(["seeds", "--effect", "1", "--std", "1", "--paired", "--json"]) == 0
+    assert '"seeds_per_side": 10' in capsys.readouterr().out
+    assert main(["seeds", "--effect", "0", "--std", "1"]) == 2
+    assert "--effect and --std are positive" in capsys.readouterr().err
