@@ -728,7 +728,8 @@ def ingest(
                 break
             except Refused:
                 continue  # again, without the records now in ``refused``
-            except (OSError, duckdb.IOException, duckdb.TransactionException) as exc:  # e.g. a full disk: void
+            # a full disk, a read-only folder: void (DuckDB raises FatalException when a checkpoint cannot be written)
+            except (OSError, duckdb.IOException, duckdb.TransactionException, duckdb.FatalException) as exc:
                 raise _unwritable(db_path, runs_dir, exc) from exc
     result.errors += [f"{path}: the database cannot hold this record: {why}" for path, why in refused.items()]
     return result

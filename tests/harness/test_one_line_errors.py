@@ -265,7 +265,7 @@ from harness.errors import HarnessError
 from harness.store import ingest
 
 results, records = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]]
-subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(results)], check=True)
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(results)], check=True)
 runs, db, filler = results / "runs", results / "harness.duckdb", results / "filler"
 runs.mkdir()
 

@@ -111,7 +111,7 @@ def test_dvc_repro_from_a_fresh_clone(repo: Path) -> None:
     assert "+ .venv/bin/harness run toy-paper --tier smoke" in out
     assert out.index("Running stage 'report'") > out.index("Running stage 'toy-other'")
     report = out[out.index("Running stage 'report'") :]
-    assert "> .venv/bin/harness report" in report and " claim(s): " in report
+    assert "> .venv/bin/harness report" in report and " claim(s). Paper's numbers (" in report
     assert re.search(r"toy-other +params +arch +params_m +0.00061 +5e-06 +reproduced +- +arch", report), report
     made = records(repo)
     assert len([r for r in made if r.startswith("toy-paper.")]) == 4 and len(made) >= 5  # 3 arch + smoke; other arch
