@@ -28,9 +28,9 @@ ALWAYS_COUNTED = ("reproduced", "not-reproduced", "inconclusive", "not-run")  # 
 NO_EVIDENCE = "derived (no evidence)"
 # the human tables: the paper's numbers keep reported / tolerance / delta; budget rows show the interval and p-values
 PAPER_COLUMNS = ["paper", "claim_id", "kind", "metric", "reported", "tolerance", "status", "tags", "tier", "mean",
-                 "std", "n", "delta"]  # fmt: skip
+                 "std", "n", "delta", "machines"]  # fmt: skip
 BUDGET_COLUMNS = ["paper", "claim_id", "kind", "metric", "status", "tags", "tier", "mean", "interval", "p", "p_holm",
-                  "n", "analysis"]  # fmt: skip
+                  "n", "machines", "analysis"]  # fmt: skip
 SQL = (
     "SELECT {columns}, c.derived AS claim_derived, c.constructed AS claim_constructed FROM verdicts v "
     "LEFT JOIN claims c ON c.paper = v.paper AND c.claim_id = v.claim_id{where} ORDER BY v.position"

@@ -52,10 +52,10 @@ def test_report_shows_the_budget_direction_apart(work: Path, toy_site: Path) -> 
     numbers, budget, summary = out.strip().split("\n\n")
     assert numbers.startswith("The paper's numbers\n") and budget.startswith("Direction at budget scale")
     header = numbers.splitlines()[1].split()
-    assert {"reported", "tolerance", "delta", "tags"} <= set(header)
+    assert {"reported", "tolerance", "delta", "tags", "machines"} <= set(header)  # on how many machines it rests
     assert "wide-beats-narrow" not in numbers and "mlp-accuracy" in numbers
     budget_header = budget.splitlines()[1].split()
-    assert {"status", "interval", "p", "p_holm", "analysis", "tags"} <= set(budget_header)
+    assert {"status", "interval", "p", "p_holm", "analysis", "tags", "machines"} <= set(budget_header)
     assert not {"reported", "tolerance", "delta"} & set(budget_header)  # the sign is judged, not the size
     wide = next(line for line in budget.splitlines() if line.startswith("toy-paper  wide-beats-narrow"))
     assert "[0.9, 2.3]" in wide and "0.021" in wide and "0.084" in wide and "paired t over 3 seeds" in wide
