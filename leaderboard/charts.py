@@ -77,35 +77,29 @@ def trend_curve(points: pd.DataFrame, x_title: str, y_title: str) -> alt.LayerCh
 def training_curves(curves: pd.DataFrame) -> alt.FacetChart:
     """A run's logged values against the step (``queries.training_curves``): one panel per value, each on its own
     y scale (a loss near 1 and an accuracy near 95 would flatten each other on one)."""
-    return (
-        alt.Chart(curves)
-        .mark_line(point=alt.OverlayMarkDef(size=20))
-        .encode(
-            x=alt.X("step:Q", title="step"),
-            y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
-            tooltip=[c for c in ("name", "step", "epoch", "value") if c in curves.columns],
-        )
-        .properties(width=260, height=160)
-        .facet(facet=alt.Facet("name:N", title=None), columns=3)
-        .resolve_scale(y="independent")
-    )
+    tooltip = [c for c in ("name", "step", "epoch", "value") if c in curves.columns]
+    return _panels(curves, 260, 160, tooltip=tooltip)
 
 
 def arm_curves(curves: pd.DataFrame) -> alt.FacetChart:
     """A delta claim's learning curves (``queries.arm_curves``): each logged value against the step, one panel per
     value on its own y scale, one line per run, coloured by model, so the two arms' gap can be read across training
     (its sign at the end is what a budget verdict judges)."""
+    return _panels(
+        curves, 320, 180, color=alt.Color("model:N", legend=alt.Legend(orient="bottom", title=None)),
+        detail="run_id:N", tooltip=["model", "seed", "run_id", "name", "step", "value"],
+    )  # fmt: skip
+
+
+def _panels(curves: pd.DataFrame, width: int, height: int, **encodings: Any) -> alt.FacetChart:
+    """Logged values against the step, one panel per value (three a row), each panel on its own y scale."""
     return (
         alt.Chart(curves)
         .mark_line(point=alt.OverlayMarkDef(size=20))
         .encode(
-            x=alt.X("step:Q", title="step"),
-            y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)),
-            color=alt.Color("model:N", legend=alt.Legend(orient="bottom", title=None)),
-            detail="run_id:N",
-            tooltip=["model", "seed", "run_id", "name", "step", "value"],
+            x=alt.X("step:Q", title="step"), y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False)), **encodings
         )
-        .properties(width=320, height=180)
+        .properties(width=width, height=height)
         .facet(facet=alt.Facet("name:N", title=None), columns=3)
         .resolve_scale(y="independent")
     )
