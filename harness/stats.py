@@ -61,6 +61,14 @@ class Difference:
 
         return float(2 * stats.t.sf(abs(self.diff) / self.se, self.dof))
 
+    def tost_p(self, margin: float) -> float:
+        """The p-value of two one-sided tests against ``[-margin, margin]``: the larger of the two one-sided p."""
+        from scipy import stats
+
+        p_low = float(stats.t.sf((self.diff + margin) / self.se, self.dof))
+        p_high = float(stats.t.cdf((self.diff - margin) / self.se, self.dof))
+        return max(p_low, p_high)
+
 
 def difference(ours: dict[int, float], theirs: dict[int, float], paired: bool) -> Difference | str:
     """Model minus baseline over seeds: the paired t of the per-seed differences (seeds on both sides) or Welch's

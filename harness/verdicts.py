@@ -40,7 +40,8 @@ STATUSES = (
 )  # fmt: skip
 MIN_TREND_POINTS = 3
 HOLM_ALPHA = 0.05  # the family-wise error rate of a paper's budget verdicts
-JUDGED = ("reproduced", "not-reproduced", "inconclusive")  # the statuses of a claim the evidence tested
+DECIDED = ("reproduced", "not-reproduced")  # the statuses the evidence decided
+JUDGED = (*DECIDED, "inconclusive")  # the statuses of a claim the evidence tested
 REPORT_KEYS = (
     "paper", "claim_id", "kind", "model", "dataset", "split", "metric", "reported", "tolerance",
     "status", "tier", "mean", "std", "n", "delta",
@@ -210,14 +211,9 @@ def _decide_delta(verdict: Verdict, claim: Claim, low: float, high: float, tier:
 
 def _judge_equivalence(verdict: Verdict, claim: Claim, result: Difference) -> None:
     """TOST: equivalent when the (1 - 2 alpha) interval lies inside [-margin, margin]."""
-    from scipy import stats
-
     margin, alpha = claim.equivalence.margin, claim.equivalence.alpha
     low, high = result.interval(1 - 2 * alpha)
-    verdict.low, verdict.high = low, high
-    p_low = float(stats.t.sf((result.diff + margin) / result.se, result.dof))
-    p_high = float(stats.t.cdf((result.diff - margin) / result.se, result.dof))
-    verdict.p_value = max(p_low, p_high)
+    verdict.low, verdict.high, verdict.p_value = low, high, result.tost_p(margin)
     verdict.analysis = f"TOST ({result.analysis}) against ±{margin:g}"
     if -margin < low and high < margin:
         verdict.status = "reproduced"
@@ -464,9 +460,9 @@ def _judge_under_plan(
         verdict.run_ids = [r.run_id for r in ours + base]
         verdict.reason = f"the plan marks this claim untestable at the budget tier: {entry.untestable}"
         return [], []
-    kept = [r for r in ours + base if on_plan(plan, entry, r) is None]
-    verdict.off_plan = len(ours) + len(base) - len(kept)
-    ours, base = [r for r in ours if r in kept], [r for r in base if r in kept]
+    matching = len(ours) + len(base)
+    ours, base = ([r for r in rs if on_plan(plan, entry, r) is None] for rs in (ours, base))
+    verdict.off_plan = matching - len(ours) - len(base)
     if not ours:
         verdict.status, verdict.tags = "off-plan", [*verdict.tags, "off-plan"]
         verdict.run_ids = []
@@ -491,10 +487,9 @@ def _judge_under_plan(
         verdict.reason = f"premise check(s) failed, so this regime cannot test the claim ({names}); {verdict.reason}"
     if verdict.off_plan:
         verdict.reason += f"; {verdict.off_plan} record(s) off the plan shown, not judged"
-    return (ours, base) if verdict.status in DECIDED + ("inconclusive",) else ([], [])
+    return (ours, base) if verdict.status in JUDGED else ([], [])
 
 
-DECIDED = ("reproduced", "not-reproduced")
 RESTING = {"seeds": "the seed-level interval", "paired": "the paired test over examples",
            "hierarchical": "the hierarchical bootstrap over seeds and examples"}  # fmt: skip
 
@@ -535,8 +530,8 @@ def _why_off(plan: Plan, entry: PlannedClaim) -> str:
 def _missing_seeds(claim: Claim, entry: PlannedClaim, ours: list[RunRecord], base: list[RunRecord]) -> str:
     """The planned seeds an arm has not recorded yet (the stopping rule is the plan's: all of them)."""
     sides = [("model", ours)] + ([("baseline", base)] if claim.kind == "delta" else [])
-    gaps = [f"{name} lacks seed(s) {sorted(set(entry.seeds) - {r.seed for r in rs})}" for name, rs in sides]
-    return "; ".join(gap for gap, (_, rs) in zip(gaps, sides, strict=True) if set(entry.seeds) - {r.seed for r in rs})
+    gaps = [(name, sorted(set(entry.seeds) - {r.seed for r in rs})) for name, rs in sides]
+    return "; ".join(f"{name} lacks seed(s) {gap}" for name, gap in gaps if gap)
 
 
 def _power(verdict: Verdict, claim: Claim, entry: PlannedClaim) -> None:
@@ -556,7 +551,7 @@ def _power(verdict: Verdict, claim: Claim, entry: PlannedClaim) -> None:
 
 def _fragility(verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord], tier: str) -> None:
     """Fragile: one seed fewer, or the records of one machine alone, would give another status."""
-    if verdict.status not in ("reproduced", "not-reproduced") or tier in DETERMINISTIC_TIERS:
+    if verdict.status not in DECIDED or tier in DETERMINISTIC_TIERS:
         return
     for seed in sorted({r.seed for r in ours + base}):
         other = _status_of(claim, [r for r in ours if r.seed != seed], [r for r in base if r.seed != seed], tier)
@@ -591,7 +586,7 @@ def holm(verdicts: list[Verdict]) -> None:
         running = max(running, min(1.0, (len(ordered) - rank) * verdict.p_value))
         verdict.p_holm = running
     for verdict in tested:
-        if verdict.status in ("reproduced", "not-reproduced") and verdict.p_holm >= HOLM_ALPHA:
+        if verdict.status in DECIDED and verdict.p_holm >= HOLM_ALPHA:
             verdict.tags.append("holm")
             verdict.reason += (
                 f"; {verdict.status} on its own (p = {verdict.p_value:.3g}), but not after Holm's correction over "
