@@ -146,19 +146,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _report_ingest(result)
 
 
-def cmd_recipe(args: argparse.Namespace) -> int:
-    """The recipe hash of a tier config (what a budget plan fixes a recipe by, docs/verdicts.md "Plans")."""
+def _tier_config(args: argparse.Namespace, seed: int | None, data_root: str | None) -> tuple[Any, Path, dict]:
+    """The paper, the tier config (``--config`` or the paper's ``configs/<tier>.yaml``) and that config resolved for
+    ``--model``; an unknown paper, a missing config or an unknown model is one error."""
     from harness import registry
     from harness.errors import HarnessError
-    from harness.plans import recipe_hash
     from harness.runner import load_config, resolve_config
 
     repro = registry.reproduction(args.paper)
     path = args.config or repro.config_path(args.tier)
     if not path.exists():
         raise HarnessError(f"{path}: no {args.tier!r} config for {args.paper!r}")
-    resolved = resolve_config(load_config(path, args.tier), args.tier, args.model, 0, None)
+    resolved = resolve_config(load_config(path, args.tier), args.tier, args.model, seed, data_root)
     repro.model(resolved["model"])  # an unknown model id is an error with a "did you mean"
+    return repro, path, resolved
+
+
+def cmd_recipe(args: argparse.Namespace) -> int:
+    """The recipe hash of a tier config (what a budget plan fixes a recipe by, docs/verdicts.md "Plans")."""
+    from harness.plans import recipe_hash
+
+    repro, path, resolved = _tier_config(args, seed=0, data_root=None)
     label = f"{path.relative_to(repro.root) if path.is_relative_to(repro.root) else path}:{resolved['model']}"
     doc = {"paper": repro.id, "tier": args.tier, "model": resolved["model"], "label": label,
            "recipe_hash": recipe_hash(resolved)}  # fmt: skip
@@ -190,19 +198,12 @@ def cmd_seeds(args: argparse.Namespace) -> int:
 def cmd_reference(args: argparse.Namespace) -> int:
     """Fit a trivial reference (majority class, logistic regression, unigram LM) on a tier config's data, record and
     ingest it."""
-    from harness import registry
-    from harness.errors import HarnessError
     from harness.records import RUNS_DIR, check_writable
     from harness.references import run_reference
-    from harness.runner import load_config, resolve_config
     from harness.store import ingest
 
-    repro = registry.reproduction(args.paper)
-    path = args.config or repro.config_path(args.tier)
-    if not path.exists():
-        raise HarnessError(f"{path}: no {args.tier!r} config for {args.paper!r}")
     check_writable(RUNS_DIR)
-    resolved = resolve_config(load_config(path, args.tier), args.tier, args.model, args.seed, args.data_root)
+    repro, _, resolved = _tier_config(args, seed=args.seed, data_root=args.data_root)
     paths = run_reference(repro, resolved, args.kind, RUNS_DIR)
     result = ingest(paths)
     if args.json:
