@@ -24,7 +24,6 @@ from harness.claims import ID_PATTERN, Claim, Number, _describe, _SafeLoader
 from harness.errors import HarnessError
 from harness.records import RUN_ID_PATTERN, RunRecord, canonical_hash, record_value
 
-PLAN_FILE = "plan.yaml"
 POWER = 0.8  # the power a plan's seeds are sized for
 # the init_from keys that name a parent's recipe (not the one run: its id, seed and weights differ per seed)
 PARENT_RECIPE_KEYS = ("config", "tier", "model", "prefixes", "into")
@@ -183,8 +182,7 @@ def _line_of(text: str, loc: tuple[Any, ...]) -> str:
 
 def paper_plan(repro: Any) -> Plan | None:
     """The paper's committed plan, or None when it has none."""
-    path = Path(repro.root) / PLAN_FILE
-    return load_plan(path, repro.id) if path.exists() else None
+    return load_plan(repro.plan_path, repro.id) if repro.plan_path.exists() else None
 
 
 def recipe_hash(config: dict[str, Any] | None) -> str | None:

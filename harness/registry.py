@@ -218,6 +218,11 @@ class Reproduction:
     def claims_path(self) -> Path:
         return self.root / "claims.yaml"
 
+    @property
+    def plan_path(self) -> Path:
+        """The budget plan, committed before the budget runs (harness.plans, docs/verdicts.md)."""
+        return self.root / "plan.yaml"
+
     def config_path(self, tier: str) -> Path:
         return self.root / "configs" / f"{tier}.yaml"
 

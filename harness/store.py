@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from harness.errors import HarnessError
-from harness.plans import PLAN_FILE
 from harness.records import (
     MAX_RECORD_BYTES,
     RUNS_DIR,
@@ -195,7 +194,7 @@ def claims_digest() -> str:
 
     digest = hashlib.sha256()
     for repro in registry.reproductions().values():
-        for path in (repro.claims_path, repro.root / PLAN_FILE):  # a plan judges the budget claims too
+        for path in (repro.claims_path, repro.plan_path):  # a plan judges the budget claims too
             data = path.read_bytes() if path.exists() else b""
             digest.update(f"{repro.id}\0{repro.title}\0".encode() + data + b"\0")
     return digest.hexdigest()
