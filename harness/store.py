@@ -206,16 +206,6 @@ def claims_changed(db_path: Path = DB_PATH) -> bool:
     return stored != claims_digest()
 
 
-def read_report(paper: str | None = None, db_path: Path = DB_PATH) -> list[dict[str, Any]]:
-    """The ``harness report`` rows (DESIGN.md's keys plus ``reason``) as ingest judged them, in claims-file order."""
-    from harness.verdicts import REPORT_KEYS
-
-    require_current(db_path)
-    where, params = (" WHERE paper = ?", [paper]) if paper else ("", [])
-    columns = ", ".join(f'"{key}"' for key in (*REPORT_KEYS, "reason"))
-    return query(f"SELECT {columns} FROM verdicts{where} ORDER BY position", params, db_path=db_path)
-
-
 @contextlib.contextmanager
 def writer_lock(db_path: Path = DB_PATH) -> Iterator[None]:
     """Hold the exclusive ``flock`` on ``.<db name>.lock`` beside the database: one writer at a time, so two ingests

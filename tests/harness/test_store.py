@@ -116,6 +116,14 @@ def test_query_without_database_says_how_to_make_one(tmp_path: Path) -> None:
         store.query("SELECT 1", db_path=tmp_path / "none.duckdb")
 
 
+def reported(paper: str | None = None, db_path: Path | None = None) -> list[dict]:
+    """`harness report --json`'s rows (harness.report.read) as DESIGN.md's keys plus ``reason``."""
+    from harness.report import read
+    from harness.verdicts import REPORT_KEYS
+
+    return [{key: row[key] for key in (*REPORT_KEYS, "reason")} for row in read(paper, db_path=db_path)]
+
+
 def test_ingest_judges_once_and_the_report_reads_its_table(paths) -> None:
     """The report is the verdicts table as ingest wrote it: the same rows, in claims-file order, as judging the
     claims over the records directly; and the trend points are those the trend verdict rests on."""
@@ -132,8 +140,8 @@ def test_ingest_judges_once_and_the_report_reads_its_table(paths) -> None:
         write_record(record, runs)
     assert store.ingest(runs_dir=runs, db_path=db).errors == []
     expected = [v.report() for v in judge_all(registered_claims(), records)]
-    assert store.read_report(db_path=db) == expected
-    assert store.read_report("toy-paper", db_path=db) == [row for row in expected if row["paper"] == "toy-paper"]
+    assert reported(db_path=db) == expected
+    assert reported("toy-paper", db_path=db) == [row for row in expected if row["paper"] == "toy-paper"]
     assert table(db, "SELECT x, y, model FROM trend_points WHERE claim_id = 'accuracy-grows-with-width'") == [
         (16.0, 94.8, "toy-mlp"), (24.0, 95.2, "toy-mlp"), (64.0, 96.5, "toy-mlp-wide"), (96.0, 97.0, "toy-mlp-wide"),
     ]  # fmt: skip
@@ -150,7 +158,7 @@ def test_a_database_of_an_older_version_says_run_ingest(paths) -> None:
     with pytest.raises(
         HarnessError, match=rf"store version 1; this one reads {store.STORE_VERSION}\) .* run `harness ingest`"
     ):
-        store.read_report(db_path=db)
+        reported(db_path=db)
 
 
 def toy_copy(tmp_path: Path, toy_site: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
