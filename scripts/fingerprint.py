@@ -2,6 +2,7 @@
 
     python scripts/fingerprint.py arch   OUT.json   # params, MACs and input shape of every registered model
     python scripts/fingerprint.py budget OUT.json   # each budget model of params.yaml, 40 steps at seed 0
+    python scripts/fingerprint.py runs   OUT.json   # every tier config: its file as read, and what each run id hashes
 
 Run it from each checkout's root (with that checkout first on PYTHONPATH) and compare the two JSON files: every
 value must be equal. The budget entries train each model of a paper's ``models`` list in params.yaml for 40 steps
@@ -12,6 +13,7 @@ OMP_NUM_THREADS=1 on both sides.
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import tempfile
@@ -55,11 +57,66 @@ def budget() -> dict[str, Any]:
     return result
 
 
+def read_tree(path: Path) -> dict[str, Any]:
+    """A config file as the runner reads it, before any checking (with its bases merged, where it names any)."""
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _identity_key(repro: Any, resolved: dict[str, Any], dataset: str, split: str) -> str:
+    """What a run id hashes besides the code's git state (which every commit changes): paper, model, tier, data,
+    seed and the run's identity config, with weight files named by path and init_from as the config gives it."""
+    from harness.records import canonical_hash
+    from harness.runner import WEIGHT_ARGS
+
+    key = copy.deepcopy(resolved)
+    key["data"]["init_args"].pop("data_root", None)
+    key.pop("prepare", None)
+    for name in WEIGHT_ARGS:
+        path = key["system"]["init_args"].pop(name, None)
+        if path:
+            key[f"{name}_path"] = path
+    parts = {"paper": repro.id, "model": resolved["model"], "tier": resolved["tier"], "dataset": dataset}
+    return canonical_hash({**parts, "split": split, "config": key, "seed": resolved["seed"]})
+
+
+def runs() -> dict[str, Any]:
+    """Per config file: the file as read (``tree``) and, for the harness's own runner, per model (the default, each
+    ``overrides`` row and params.yaml's models) the hash of each run id's key, or the error resolving it gave."""
+    from harness.runner import load_config, resolve_config
+
+    papers = yaml.safe_load(Path("params.yaml").read_text(encoding="utf-8"))["papers"]
+    result: dict[str, Any] = {}
+    for repro in registry.reproductions().values():
+        for path in sorted((repro.root / "configs").glob("*.yaml")):
+            tree = read_tree(path)
+            entry: dict[str, Any] = {"tree": tree}
+            tier = path.stem.split("-", 1)[0]
+            if repro.runner is None and tier != "arch":
+                try:
+                    config = load_config(path, tier)
+                    models = {config["model"], *(config.get("overrides") or {})}
+                    models |= set((papers.get(repro.id) or {}).get("models") or [])
+                    ids = {}
+                    for model in sorted(models):
+                        try:
+                            resolved = resolve_config(config, tier, model, None, None, "CHECKPOINT")
+                            ids[model] = [_identity_key(repro, resolved, e["dataset"], e["split"])
+                                          for e in resolved["evaluate"]]  # fmt: skip
+                        except Exception as exc:  # noqa: BLE001 -- an error is part of the fingerprint
+                            ids[model] = f"error: {type(exc).__name__}"
+                    entry["runs"] = ids
+                except Exception as exc:  # noqa: BLE001
+                    entry["runs"] = f"error: {type(exc).__name__}"
+            result[f"{repro.id}/{path.name}"] = entry
+    return result
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] not in ("arch", "budget"):
+    modes = {"arch": arch, "budget": budget, "runs": runs}
+    if len(argv) != 2 or argv[0] not in modes:
         print(__doc__, file=sys.stderr)
         return 2
-    result = arch() if argv[0] == "arch" else budget()
+    result = modes[argv[0]]()
     Path(argv[1]).write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return 0
 
