@@ -2,6 +2,7 @@
 
     python scripts/fingerprint.py arch   OUT.json   # params, MACs and input shape of every registered model
     python scripts/fingerprint.py budget OUT.json   # each budget model of params.yaml, 40 steps at seed 0
+    python scripts/fingerprint.py budget-all OUT.json  # and every other paper's unchained budget.yaml, 40 steps
     python scripts/fingerprint.py runs   OUT.json   # every tier config: its file as read, and what each run id hashes
 
 Run it from each checkout's root (with that checkout first on PYTHONPATH) and compare the two JSON files: every
@@ -38,22 +39,45 @@ def arch() -> dict[str, Any]:
     return result
 
 
-def budget() -> dict[str, Any]:
-    from harness.runner import run
+def budget(every: bool = False) -> dict[str, Any]:
+    """The budget models of params.yaml's budget papers; with ``every``, also every other ``budget*.yaml`` whose
+    stage needs no earlier stage (its default model; an error, e.g. data it cannot make, is kept as the value)."""
 
     papers = yaml.safe_load(Path("params.yaml").read_text(encoding="utf-8"))["papers"]
     tmp = Path(tempfile.mkdtemp(prefix="fingerprint-"))
-    result = {}
+    result: dict[str, Any] = {}
     for paper, section in papers.items():
-        if "budget" not in section["tiers"]:
-            continue
-        config = yaml.safe_load(registry.reproduction(paper).config_path("budget").read_text(encoding="utf-8"))
-        config["trainer"].update(max_steps=STEPS, limit_test_batches=TEST_BATCHES)
-        path = tmp / f"{paper}.yaml"
-        path.write_text(yaml.safe_dump(config), encoding="utf-8")
-        for model in section.get("models") or [config["model"]]:
-            (record,) = run(paper, tier="budget", model=model, seed=0, config_path=path, runs_dir=tmp / "runs")
-            result[f"{paper}/{model}"] = json.loads(record.read_text(encoding="utf-8"))["metrics"]
+        repro = registry.reproduction(paper)
+        in_pipeline = "budget" in section["tiers"]
+        paths = [repro.config_path("budget")] if in_pipeline else []
+        if every and repro.runner is None:
+            paths = sorted((repro.root / "configs").glob("budget*.yaml"))
+        for path in paths:
+            config = read_tree(path)
+            if "init_from" in config:
+                continue  # a chain's later stage: not a 40-step run of its own
+            config["trainer"].update(max_steps=STEPS, limit_test_batches=TEST_BATCHES)
+            copy_path = tmp / f"{paper}-{path.name}"
+            copy_path.write_text(yaml.safe_dump(config), encoding="utf-8")
+            name = f"{paper}/{path.stem}" if path.stem != "budget" else paper
+            for model in (section.get("models") if path.stem == "budget" and in_pipeline else None) or [
+                config["model"]
+            ]:
+                result.update(_budget_run(paper, model, copy_path, tmp / "runs", f"{name}/{model}"))
+    return result
+
+
+def _budget_run(paper: str, model: str, path: Path, runs_dir: Path, name: str) -> dict[str, Any]:
+    from harness.runner import run
+
+    try:
+        records = run(paper, tier="budget", model=model, seed=0, config_path=path, runs_dir=runs_dir)
+    except Exception as exc:  # noqa: BLE001 -- an error is part of the fingerprint
+        return {name: f"error: {type(exc).__name__}: {exc}"[:300]}
+    result = {}
+    for record in records:
+        data = json.loads(record.read_text(encoding="utf-8"))
+        result[name if len(records) == 1 else f"{name}/{data['dataset']}.{data['split']}"] = data["metrics"]
     return result
 
 
@@ -112,7 +136,7 @@ def runs() -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    modes = {"arch": arch, "budget": budget, "runs": runs}
+    modes = {"arch": arch, "budget": budget, "budget-all": lambda: budget(every=True), "runs": runs}
     if len(argv) != 2 or argv[0] not in modes:
         print(__doc__, file=sys.stderr)
         return 2
