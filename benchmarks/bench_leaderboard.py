@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_ingest import record  # noqa: E402
 
-from harness import store  # noqa: E402
+from harness import store, store_tables  # noqa: E402
 from leaderboard import queries, ui  # noqa: E402
 
 APP = Path(__file__).resolve().parents[1] / "leaderboard" / "app.py"
@@ -102,11 +102,11 @@ def build(db: Path, count: int) -> float:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=db.parent) as tmp:
         con = duckdb.connect(str(Path(tmp) / "harness.duckdb"))
-        store._create_tables(con)
+        store_tables.create_tables(con)
         for first in range(0, count, CHUNK):
             lines = Path(tmp) / "records.ndjson"
             lines.write_text("".join(record_line(template, i) + "\n" for i in range(first, min(count, first + CHUNK))))
-            store._insert_records(con, [lines])
+            store_tables.insert_records(con, [lines])
         for sql in claims_sql():
             con.execute(sql)
         con.execute("CHECKPOINT")

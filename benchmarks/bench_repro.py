@@ -69,24 +69,19 @@ def reference_seconds(repeats: int = 3) -> float:
 
 def pipeline_runs(papers: list[str] | None, tiers: list[str] | None) -> list[dict[str, Any]]:
     """The default pipeline's `harness run` commands (params.yaml), as keyword arguments of ``harness.runner.run``."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import pipeline
-
     from harness import registry
+    from harness.pipeline_files import load_params
+    from harness.pipeline_stage import tier_commands
 
     runs = []
-    for paper, params in pipeline.load_params()["papers"].items():
+    for paper, params in load_params(ROOT / "params.yaml")["papers"].items():
         if papers and paper not in papers:
             continue
-        configs = registry.reproduction(paper).root / "configs"
-        for entry, argv in pipeline.tier_commands(paper, params, "harness", configs):
-            tier = entry.split("-", 1)[0]
-            if tiers and entry not in tiers and tier not in tiers:
+        for command in tier_commands(paper, params, registry.reproduction(paper).root / "configs"):
+            if tiers and command.entry not in tiers and command.tier not in tiers:
                 continue
-            options = dict(zip(argv[5::2], argv[6::2], strict=True))  # harness run PAPER --tier T [--option value]...
-            run = {"paper": paper, "tier": tier, "entry": entry, "model": options.get("--model")}
-            run.update(seed=int(options["--seed"]) if "--seed" in options else None, config=options.get("--config"))
-            runs.append(run)
+            runs.append({"paper": paper, "tier": command.tier, "entry": command.entry, "model": command.model,
+                         "seed": command.seed, "config": command.config})  # fmt: skip
     return runs
 
 
@@ -96,16 +91,16 @@ def child(spec: dict[str, Any]) -> dict[str, float]:
     start = time.perf_counter()
     import pytorch_lightning as pl
 
-    from harness import registry, runner
+    from harness import registry, runner, training
 
     repro = registry.reproduction(spec["paper"])
     if spec["tier"] != "arch":
         config = runner.load_config(Path(spec["config"] or repro.config_path(spec["tier"])), spec["tier"])
         registry.load_object(config["system"]["class_path"])
     clock["imports"] = time.perf_counter() - start
-    _time_phases(clock, runner, pl, spec.get("max_steps"))
+    _time_phases(clock, training, pl, spec.get("max_steps"))
     path = Path(spec["config"]) if spec["config"] else None
-    runner.run(spec["paper"], spec["tier"], spec["model"], spec["seed"], config_path=path, runs_dir=Path(spec["runs"]))
+    runner.run(repro, spec["tier"], spec["model"], spec["seed"], config_path=path, runs_dir=Path(spec["runs"]))
     clock["total"] = time.perf_counter() - start
     clock["other"] = clock["total"] - sum(clock[name] for name in PHASES if name != "other")
     return clock
@@ -122,9 +117,9 @@ def _timed(clock: dict[str, float], phase: str, fn: Any) -> Any:
     return wrapper
 
 
-def _time_phases(clock: dict[str, float], runner: Any, pl: Any, max_steps: int | None) -> None:
-    """Wrap the runner's steps in timers; ``setup`` is taken out of ``fit`` and ``test``, which include it."""
-    make_data, make_system = runner._datamodule, runner._instantiate
+def _time_phases(clock: dict[str, float], training: Any, pl: Any, max_steps: int | None) -> None:
+    """Wrap the training entry's steps in timers; ``setup`` is taken out of ``fit`` and ``test``, which include it."""
+    make_data, make_system = training.make_datamodule, training.instantiate
 
     def datamodule(resolved: dict[str, Any]) -> Any:
         module = _timed(clock, "data", make_data)(resolved)
@@ -134,7 +129,7 @@ def _time_phases(clock: dict[str, float], runner: Any, pl: Any, max_steps: int |
     def instantiate(spec: dict[str, Any], **extra: Any) -> Any:
         return _timed(clock, "system" if "model" in extra else "data", make_system)(spec, **extra)
 
-    runner._datamodule, runner._instantiate = datamodule, instantiate
+    training.make_datamodule, training.instantiate = datamodule, instantiate
     init, fit, test = pl.Trainer.__init__, pl.Trainer.fit, pl.Trainer.test
 
     def trainer_init(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -291,15 +286,16 @@ def summarise(rows: list[dict[str, Any]], ref_start: float, out: Path | None) ->
         out.write_text(json.dumps({"ref": [ref_start, ref_end], "runs": rows}, indent=1) + "\n", encoding="utf-8")
 
 
-def commands(runs: list[dict[str, Any]], max_steps: int | None, folder: Path) -> list[tuple[str, list[str]]]:
-    """The runs as `harness run` command lines; with ``max_steps``, each config copied into ``folder`` capped."""
+def commands(runs: list[dict[str, Any]], max_steps: int | None, folder: Path) -> list[Any]:
+    """The runs as the stage's commands (harness.pipeline_stage.RunCommand); with ``max_steps``, each config copied
+    into ``folder`` capped."""
     import yaml
 
     from harness import registry
+    from harness.pipeline_stage import RunCommand
 
     found = []
     for index, run in enumerate(runs):
-        argv = [str(Path(sys.executable).parent / "harness"), "run", run["paper"], "--tier", run["tier"]]
         config = run["config"] or (
             None if run["tier"] == "arch" else registry.reproduction(run["paper"]).config_path(run["tier"])
         )
@@ -308,36 +304,34 @@ def commands(runs: list[dict[str, Any]], max_steps: int | None, folder: Path) ->
             data.setdefault("trainer", {})["max_steps"] = max_steps
             config = folder / f"{index}.yaml"
             config.write_text(yaml.safe_dump(data), encoding="utf-8")
-        argv += ["--config", str(ROOT / config)] if config else []
-        argv += ["--model", run["model"]] if run["model"] else []
-        argv += ["--seed", str(run["seed"])] if run["seed"] is not None else []
-        found.append((run["entry"], argv))
+        config = str(ROOT / config) if config else None
+        found.append(RunCommand(run["entry"], run["paper"], run["tier"], config, None, run["model"], run["seed"]))
     return found
 
 
 def compare(runs: list[dict[str, Any]], max_steps: int | None, jobs: int) -> int:
     """The stage's old way (a process per run, in turn) against its worker pool, each in a fresh folder."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import pipeline
+    from harness.pipeline_stage import run_commands
 
     folder = Path(tempfile.mkdtemp(prefix="bench-repro-compare-"))
-    argvs = commands(runs, max_steps, folder)
+    planned = commands(runs, max_steps, folder)
+    harness = str(Path(sys.executable).parent / "harness")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     env.pop("OMP_NUM_THREADS", None)
     ref = reference_seconds()
-    print(f"{len(argvs)} runs, max steps {max_steps or 'as configured'}; load {load_average()}; ref {ref:.3f} s")
+    print(f"{len(planned)} runs, max steps {max_steps or 'as configured'}; load {load_average()}; ref {ref:.3f} s")
     (folder / "old").mkdir()
     start = time.perf_counter()
-    for _, argv in argvs:
-        subprocess.run(argv, cwd=folder / "old", env=env, check=True, capture_output=True)
+    for command in planned:
+        subprocess.run(command.argv(harness), cwd=folder / "old", env=env, check=True, capture_output=True)
     old = time.perf_counter() - start
     print(f"old (a process per run, in turn, threads unset): {old:8.1f} s; load {load_average()}", flush=True)
     (folder / "new").mkdir()
     os.chdir(folder / "new")
     start = time.perf_counter()
-    code, _ = pipeline.run_commands(argvs, jobs)
+    code, _ = run_commands(planned, jobs, harness)
     new = time.perf_counter() - start
-    subprocess.run([argvs[0][0], "ingest"], check=True, capture_output=True, env=env)
+    subprocess.run([harness, "ingest"], check=True, capture_output=True, env=env)
     new_total = time.perf_counter() - start
     print(f"new (pool of {jobs}, one thread each, one ingest): {new_total:8.1f} s (runs {new:.1f} s), exit {code}")
     print(f"ratio old / new {old / new_total:.2f}; load {load_average()}; ref at the end {reference_seconds():.3f} s")

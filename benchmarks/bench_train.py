@@ -43,9 +43,9 @@ from typing import Any
 import torch
 
 from harness import registry
+from harness.arch import network_key
 from harness.profile import _uncounted_kernels, example_tensor
 from harness.registry import INTEGER_DTYPES, ModelSpec
-from harness.runner import network_key
 
 # dense bf16 peak TFLOP/s from the vendors' datasheets: name substring -> peak; the first match wins
 CUDA_PEAKS = (

@@ -16,6 +16,7 @@ import copy
 import re
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,22 +25,18 @@ from harness.checkpoints import SHA_ARTIFACT
 from harness.errors import HarnessError
 from harness.records import RUN_ID_PATTERN, file_lock, read_record, record_path
 from harness.registry import Reproduction
-from harness.runner import load_config, plan, resolve_config, run_training
 from harness.tiers import TABLE
+from harness.training import parent_specs, plan, run_training
 
 INIT_FROM_KEYS = {"run", "config", "tier", "model", "seed", "prefixes", "into"}
-RESOLVED_KEYS = ("run", "checkpoint_sha256", "prefixes", "into")  # what of init_from identifies the child run
+# (config file, tier, model, seed) -> that stage's resolved config: harness.runner.stage_config, given by the runner
+StageConfig = Callable[[Path, str, str | None, int], dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class Parent:
     run_id: str
     sha256: str
-
-
-def specs(init_from: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The parents ``init_from`` names: one mapping, or a list of them."""
-    return list(init_from) if isinstance(init_from, list) else [init_from]
 
 
 def check_init_from(path: Path, spec: Any) -> None:
@@ -78,34 +75,29 @@ def _check_parent(path: Path, spec: Any, where: str) -> None:
 
 
 def resolve_parents(
-    repro: Reproduction, path: Path, resolved: dict[str, Any], runs_dir: Path, seen: tuple[Path, ...] = ()
+    repro: Reproduction,
+    path: Path,
+    resolved: dict[str, Any],
+    runs_dir: Path,
+    stage_config: StageConfig,
+    seen: tuple[Path, ...] = (),
 ) -> dict[str, Any]:
     """``resolved`` with ``init_from`` completed by the parent's ``run`` id and ``checkpoint_sha256`` (unchanged
-    without ``init_from``). A parent named by config that has not run is run first, its own parents before it."""
+    without ``init_from``). A parent named by config that has not run is run first, its own parents before it;
+    ``stage_config`` reads and resolves a parent's config file."""
     init_from = resolved.get("init_from")
     if init_from is None:
         return resolved
     completed = []
-    for spec in specs(init_from):
+    for spec in parent_specs(init_from):
         if "run" in spec:
             parent = _recorded_parent(spec["run"], runs_dir, f"{path}: key 'init_from.run'")
         else:
-            parent = _parent_by_config(repro, path, spec, resolved, runs_dir, (*seen, path.resolve()))
+            parent = _parent_by_config(repro, path, spec, resolved, runs_dir, stage_config, (*seen, path.resolve()))
         completed.append({**spec, "run": parent.run_id, "checkpoint_sha256": parent.sha256})
     resolved = copy.deepcopy(resolved)
     resolved["init_from"] = completed if isinstance(init_from, list) else completed[0]
     return resolved
-
-
-def identity(init_from: dict[str, Any] | list[dict[str, Any]]) -> dict[str, Any] | list[dict[str, Any]]:
-    """The part of a resolved ``init_from`` that identifies the child run: the parents, their weights, what is
-    loaded (a mapping, or a list of them, as the config has it)."""
-    chosen = []
-    for spec in specs(init_from):
-        if "checkpoint_sha256" not in spec:
-            raise HarnessError("init_from is not resolved: run the config with `harness run` (harness.chains)")
-        chosen.append({key: spec[key] for key in RESOLVED_KEYS if key in spec})
-    return chosen if isinstance(init_from, list) else chosen[0]
 
 
 def _recorded_parent(run_id: str, runs_dir: Path, where: str) -> Parent:
@@ -121,7 +113,13 @@ def _recorded_parent(run_id: str, runs_dir: Path, where: str) -> Parent:
 
 
 def _parent_by_config(
-    repro: Reproduction, path: Path, spec: dict[str, Any], child: dict[str, Any], runs_dir: Path, seen: tuple[Path, ...]
+    repro: Reproduction,
+    path: Path,
+    spec: dict[str, Any],
+    child: dict[str, Any],
+    runs_dir: Path,
+    stage_config: StageConfig,
+    seen: tuple[Path, ...],
 ) -> Parent:
     """Resolve (and run, when it has not run) the parent stage a config names by its config file."""
     where = f"{path}: key 'init_from.config'"
@@ -131,13 +129,12 @@ def _parent_by_config(
     if parent_path.resolve() in seen:
         raise HarnessError(f"{where}: {parent_path} starts a cycle of init_from (a stage cannot build on itself)")
     tier, seed = spec.get("tier", child["tier"]), spec.get("seed", child["seed"])
-    config = load_config(parent_path, tier)
-    if config.get("save_checkpoint") is not True:
+    resolved = stage_config(parent_path, tier, spec.get("model"), seed)
+    if resolved.get("save_checkpoint") is not True:
         raise HarnessError(f"{where}: {parent_path} saves no checkpoint: add `save_checkpoint: true` to it")
-    resolved = resolve_config(config, tier, spec.get("model"), seed, None)
     if resolved["model"] not in repro.model_ids():
         raise HarnessError(f"{where}: {repro.id!r} has no model {resolved['model']!r}; it has: {repro.model_ids()}")
-    resolved = resolve_parents(repro, parent_path, resolved, runs_dir, seen)
+    resolved = resolve_parents(repro, parent_path, resolved, runs_dir, stage_config, seen)
     first = plan(repro, resolved)[0]
     with _parent_lock(runs_dir, first.run_id):  # two children of one parent that has not run: one runs it
         if not record_path(first.run_id, runs_dir).is_file():

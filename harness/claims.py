@@ -25,6 +25,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from harness import registry
+from harness.counting import RULES
 from harness.errors import HarnessError
 from harness.tiers import CLAIM_KINDS
 
@@ -424,8 +426,6 @@ def _check_names(claim: Claim, vocabulary: Vocabulary) -> None:
         _check_rule_path("rule.x", claim.rule.x, vocabulary)
         _check_rule_path("rule.y", claim.rule.y, vocabulary)
     if claim.counting is not None:
-        from harness.counting import RULES
-
         if claim.counting not in RULES:
             known = ", ".join(sorted(RULES)) or "none is registered yet"
             raise ValueError(f"field 'counting': {_unknown('counting rule', claim.counting, RULES)}; known: {known}")
@@ -523,8 +523,6 @@ def registered_claims(paper: str | None = None) -> list[Claim]:
     """Claims of every registered reproduction (or of one paper), in file order. A broken claims file is an error
     when its paper is asked for; among all papers' it is reported on stderr and its claims are left out, so one
     broken plugin does not stop listing, ingesting or running every other paper."""
-    from harness import registry
-
     registered = {repro.id: repro.model_ids() for repro in registry.reproductions().values()}
     if paper:
         return _paper_claims(registry.reproduction(paper), registered)

@@ -4,49 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-
-def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
-    """A plain left-aligned text table."""
-
-    def cell(value: Any) -> str:
-        if value is None:
-            return "-"
-        if isinstance(value, float):
-            return f"{value:.4g}"
-        if isinstance(value, list | tuple):
-            return ",".join(str(v) for v in value)
-        return str(value)
-
-    cells = [[cell(row.get(col)) for col in columns] for row in rows]
-    widths = [max([len(col)] + [len(r[i]) for r in cells]) for i, col in enumerate(columns)]
-    lines = ["  ".join(col.ljust(w) for col, w in zip(columns, widths, strict=True))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
-    return "\n".join(line.rstrip() for line in lines)
-
-
-def _json_safe(data: Any) -> Any:
-    """``data`` with every NaN or infinite float as ``None`` (JSON has no NaN: ``json.dump`` would write one anyway)."""
-    if isinstance(data, float):
-        return data if math.isfinite(data) else None
-    if isinstance(data, dict):
-        return {key: _json_safe(value) for key, value in data.items()}
-    if isinstance(data, list | tuple):
-        return [_json_safe(value) for value in data]
-    return data
+from harness import registry  # these three import the standard library only
+from harness.errors import HarnessError
+from harness.tables import json_safe, table
 
 
 def _emit(data: Any, as_json: bool, columns: Sequence[str] | None = None) -> None:
     if as_json:
-        json.dump(_json_safe(data), sys.stdout, indent=2, allow_nan=False)
+        json.dump(json_safe(data), sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
     elif columns is not None:
-        print(_table(data, columns))
+        print(table(data, columns))
     else:
         for key, value in data.items():
             print(f"{key}: {value}")
@@ -55,7 +28,6 @@ def _emit(data: Any, as_json: bool, columns: Sequence[str] | None = None) -> Non
 def _claim_count(paper: str) -> int | None:
     """How many claims a paper has; ``None``, with the error on stderr, when its claims file is broken."""
     from harness.claims import registered_claims
-    from harness.errors import HarnessError
 
     try:
         return len(registered_claims(paper))
@@ -65,7 +37,6 @@ def _claim_count(paper: str) -> int | None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from harness import registry
 
     rows = [
         {
@@ -86,8 +57,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_models(args: argparse.Namespace) -> int:
     """Model ids (JSON: a list of ids), filtered by ``--paper`` and a substring; the table shows each one's paper."""
-    from harness import registry
-
     if args.paper:
         registry.reproduction(args.paper)  # an unknown paper is an error, with a "did you mean"
     rows = [
@@ -100,8 +69,6 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from harness import registry
-    from harness.errors import HarnessError
     from harness.profile import profile_model
     from harness.suggest import did_you_mean
 
@@ -127,30 +94,30 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Run, ingest, then show what was measured and the verdicts it gave (JSON: records, results and the ingest)."""
     from harness.distributed import is_rank_zero
     from harness.records import written_records
+    from harness.report import run_verdicts
     from harness.runner import run
-    from harness.store import ingest
-    from harness.summary import quiet_lightning, read_verdicts, run_rows
+    from harness.store import ingest, report_ingest
+    from harness.summary import quiet_lightning, run_rows
 
     quiet_lightning()
+    repro = registry.reproduction(args.paper)  # the id looked up once: the run is given the Reproduction
     earlier = len(written_records())  # records of earlier commands in this process (a test's) are not this run's
-    paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint)
+    paths = run(repro, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint)
     if not is_rank_zero():  # another process of a multi-process run (harness.distributed): rank 0 ingests
         return 0
     result = ingest([*paths, *written_records()[earlier:]])  # by path: O(new), no scan of results/runs/
-    rows = run_rows(paths, read_verdicts())
+    rows = run_rows(paths, run_verdicts())
     if args.json:
         _emit({"records": [str(p) for p in paths], "results": rows, "ingest": _ingest_doc(result)}, True)  # NaN: null
     else:
         print("\n".join(str(path) for path in paths) + "\n")
-        print(_table(rows, ["model", "tier", "dataset", "split", "metric", "value", "claim_id", "reported", "status"]))
-    return _report_ingest(result)
+        print(table(rows, ["model", "tier", "dataset", "split", "metric", "value", "claim_id", "reported", "status"]))
+    return report_ingest(result)
 
 
 def _tier_config(args: argparse.Namespace, seed: int | None, data_root: str | None) -> tuple[Any, Path, dict]:
     """The paper, the tier config (``--config`` or the paper's ``configs/<tier>.yaml``) and that config resolved for
     ``--model``; an unknown paper, a missing config or an unknown model is one error."""
-    from harness import registry
-    from harness.errors import HarnessError
     from harness.runner import load_config, resolve_config
 
     repro = registry.reproduction(args.paper)
@@ -179,7 +146,6 @@ def cmd_recipe(args: argparse.Namespace) -> int:
 
 def cmd_seeds(args: argparse.Namespace) -> int:
     """Seeds a side for a two-sided t-test to see ``--effect`` at ``--power`` given a pilot's between-seed ``--std``."""
-    from harness.errors import HarnessError
     from harness.plans import seeds_needed
 
     if args.effect <= 0 or args.std <= 0 or not 0 < args.alpha < 1 or not 0 < args.power < 1:
@@ -200,7 +166,7 @@ def cmd_reference(args: argparse.Namespace) -> int:
     ingest it."""
     from harness.records import RUNS_DIR, check_writable
     from harness.references import run_reference
-    from harness.store import ingest
+    from harness.store import ingest, report_ingest
 
     check_writable(RUNS_DIR)
     repro, _, resolved = _tier_config(args, seed=args.seed, data_root=args.data_root)
@@ -210,57 +176,44 @@ def cmd_reference(args: argparse.Namespace) -> int:
         _emit({"records": [str(p) for p in paths], "ingest": _ingest_doc(result)}, True)
     else:
         print("\n".join(str(path) for path in paths))
-    return _report_ingest(result)
+    return report_ingest(result)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     from harness.records import RUNS_DIR, check_writable
-    from harness.store import ingest
+    from harness.store import ingest, report_ingest
 
     check_writable(RUNS_DIR)  # records are copied there and the database is written beside it
     result = ingest(args.files, rebuild=args.rebuild)
     if args.json:
         _emit(_ingest_doc(result), True)
-    return _report_ingest(result)
+    return report_ingest(result)
 
 
 def _ingest_doc(result: Any) -> dict[str, Any]:
     return {"total": result.total, "added": [str(path) for path in result.added], "errors": list(result.errors)}
 
 
-def _report_ingest(result: Any) -> int:
-    for error in result.errors:
-        print(f"harness: error: {error}", file=sys.stderr)
-    copied = f"; {len(result.added)} record file(s) copied in" if result.added else ""
-    print(f"ingested: the database holds {result.total} run(s) of results/runs/{copied}", file=sys.stderr)
-    return 1 if result.errors else 0
-
-
 def cmd_report(args: argparse.Namespace) -> int:
     """The verdicts the last ``harness ingest`` wrote (it judges; this only reads the ``verdicts`` and ``claims``
     tables): the paper's numbers, then the direction at budget scale, then the counts per scale and status."""
-    from harness import registry
-    from harness.report import read, sections, summary
-    from harness.store import claims_changed
+    from harness.report import read, stale_note, text
 
     rows = read(args.paper)
     if args.paper and not rows:
         registry.reproduction(args.paper)  # an unknown paper is an error; a known one may have no claims
-    if claims_changed():
-        note = "claims files changed since the last ingest; run `harness ingest` to judge them anew"
+    note = stale_note()
+    if note:
         print(f"harness: note: {note}", file=sys.stderr)
     if args.json:
         _emit(rows, True)
-        return 0
-    for heading, shown, columns in sections(rows):
-        print(f"{heading}\n{_table(shown, columns)}\n")
-    print(summary(rows))
+    else:
+        print(text(rows))
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Runs with metrics as columns (csv, parquet) or the Papers-with-Code model-index YAML, from the store."""
-    from harness import registry
     from harness.export import export
 
     if args.paper:
@@ -294,8 +247,6 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     import importlib.util
     import os
 
-    from harness.errors import HarnessError
-
     spec = importlib.util.find_spec("streamlit")
     app = importlib.util.find_spec("leaderboard.app")
     if spec is None or app is None or app.origin is None:
@@ -314,8 +265,6 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
-    from harness import registry
-    from harness.errors import HarnessError
 
     task = registry.task(args.task)
     options = _task_options(task, extra)
@@ -346,8 +295,6 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
 def _task_options(task: Any, extra: list[str]) -> dict[str, str]:
     """Turn ``--na-probs FILE`` into ``{"na_probs": FILE}`` for the options the task declares."""
-    from harness.errors import HarnessError
-
     options: dict[str, str] = {}
     items = iter(extra)
     for flag in items:
@@ -458,8 +405,6 @@ HANDLERS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from harness.errors import HarnessError
-
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "score":

@@ -53,8 +53,11 @@ from typing import Any
 
 import numpy as np
 
+from harness import registry
 from harness.errors import HarnessError
 from harness.records import RunRecord, references_sha256
+from harness.registry import load_object
+from harness.rescore import scorer_key
 
 CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 2000
@@ -176,8 +179,6 @@ def example_scores_or_reason(record: RunRecord, results_dir: Path, metric: str |
 
 
 def _scores(record: RunRecord, results_dir: Path, metric: str) -> ExampleScores | str:
-    from harness import registry
-
     artifacts = record.artifacts
     if "predictions" not in artifacts or "task" not in artifacts:
         return f"run {record.run_id} kept no predictions"
@@ -219,8 +220,6 @@ def _paths(record: RunRecord, task: Any, results_dir: Path) -> dict[str, Path] |
 
 
 def _official_value(task: Any, metric: str, paths: Mapping[str, Path]) -> float:
-    from harness.rescore import scorer_key
-
     files = dict(paths)
     with warnings.catch_warnings():  # missing predictions etc.: the scorer's own warnings, already seen at the run
         warnings.simplefilter("ignore")
@@ -259,7 +258,6 @@ def _unsupported_metric(task: Any, metric: str, known: Sequence[str], why: str =
 def _labels(task: Any, metric: str, paths: Mapping[str, Path]) -> _Split:
     """Top-1 / top-5 correctness (or top-1 error) of every reference id; a missing prediction is wrong, as the
     scorer counts it."""
-    from harness.registry import load_object
     from tasks.imagenet.score import read_predictions
 
     reader, with_id = LABEL_READERS.get(task.score, (f"{task.score.partition(':')[0]}:read_reference_labels", True))

@@ -8,7 +8,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from harness import registry
 from harness.errors import HarnessError
+from harness.store_access import DB_PATH, connect_readonly, query, require_current
 
 FORMATS = ("csv", "parquet", "model-index")
 RUN_FIELDS = ("run_id", "paper", "model", "tier", "dataset", "split", "seed", "protocol", "status", "git_sha",
@@ -17,8 +19,6 @@ RUN_FIELDS = ("run_id", "paper", "model", "tier", "dataset", "split", "seed", "p
 
 def wide_query(paper: str | None = None) -> tuple[str, list[Any]]:
     """SQL for one row per run: the run's fields, then one DOUBLE column per metric name (NULL where not measured)."""
-    from harness.store import DB_PATH, query
-
     names = [row["name"] for row in query("SELECT DISTINCT name FROM metrics ORDER BY name", db_path=DB_PATH)]
     pivot = ", ".join(
         f"max(value) FILTER (WHERE name = '{name.replace(chr(39), chr(39) * 2)}') AS \"{name.replace(chr(34), '')}\""
@@ -35,8 +35,6 @@ def wide_query(paper: str | None = None) -> tuple[str, list[Any]]:
 
 def export_table(out: Path, fmt: str, paper: str | None = None) -> int:
     """Write the wide table to ``out`` as CSV or Parquet; returns the number of runs written."""
-    from harness.store import DB_PATH, connect_readonly, require_current
-
     require_current(DB_PATH)
     sql, params = wide_query(paper)
     options = "FORMAT csv, HEADER true" if fmt == "csv" else "FORMAT parquet"
@@ -57,8 +55,6 @@ def model_index(paper: str | None = None) -> dict[str, Any]:
     """The model-index document: a Collection per paper (title and link when registered) and a Model per model id,
     with one Result per (dataset, split, tier, protocol): each metric's mean over the seeds run. Smoke runs prove the
     pipeline only and are left out (docs/verdicts.md)."""
-    from harness.store import DB_PATH, query, require_current
-
     require_current(DB_PATH)
     where, params = ("AND r.paper = ?", [paper]) if paper else ("", [])
     rows = query(
@@ -86,15 +82,11 @@ def _result(row: dict[str, Any]) -> dict[str, Any]:
 
 def _task(dataset: str) -> str:
     """The registered task whose id is the dataset id (most are), else the dataset id itself."""
-    from harness import registry
-
     task = registry.tasks().get(dataset)
     return task.id if task is not None else dataset
 
 
 def _collection(paper: str) -> dict[str, Any]:
-    from harness import registry
-
     repro = registry.reproductions().get(paper)
     if repro is None:  # records of a paper not registered here
         return {"Name": paper}

@@ -29,6 +29,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+import harness
+from harness import registry
 from harness.errors import HarnessError
 from harness.tiers import TIERS
 
@@ -142,8 +144,6 @@ def code_version(paper: str | None = None) -> dict[str, Any]:
     ``paper`` that paper's registered package's too, wherever the command runs from (never the current directory's
     repository). When the paper's package lies in another repository or outside git, ``code_hash`` covers both
     and ``plugin`` gives the paper's code identity."""
-    import harness
-
     own = package_version(Path(harness.__file__).parent)
     folder = _paper_folder(paper) if paper else None
     plugin = package_version(folder) if folder else own
@@ -153,8 +153,6 @@ def code_version(paper: str | None = None) -> dict[str, Any]:
 
 
 def _paper_folder(paper: str) -> Path | None:
-    from harness import registry
-
     try:
         return registry.reproduction(paper).root
     except HarnessError:

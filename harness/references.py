@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 
 from harness.errors import HarnessError
+from harness.preparation import make_datamodule
+from harness.records import code_version, make_run_id, new_record, now, record_path, run_provenance, write_record
 
 KINDS = ("majority", "linear", "unigram")
 LABEL_KEYS = ("label", "labels", "y", "target", "targets")
@@ -164,12 +166,9 @@ def _unigram(data: Any, resolved: dict[str, Any]) -> list[dict[str, float]]:
 
 def run_reference(repro: Any, resolved: dict[str, Any], kind: str, runs_dir: Path) -> list[Path]:
     """Fit the ``kind`` reference on ``resolved``'s data and write one record per ``evaluate`` entry."""
-    from harness.records import code_version, make_run_id, new_record, now, record_path, run_provenance, write_record
-    from harness.runner import _datamodule
-
     if kind not in KINDS:
         raise HarnessError(f"unknown reference {kind!r}; the harness runs: {', '.join(KINDS)}")
-    datamodule = _datamodule(resolved)
+    datamodule = make_datamodule(resolved)
     datamodule.setup("fit")
     datamodule.setup("test")
     data = _supervised(datamodule)

@@ -17,7 +17,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness.verdicts import REPORT_KEYS
+from harness.store_access import DB_PATH, claims_changed, query, require_current
+from harness.tables import table
+from harness.verdicts import REPORT_KEYS, STATUSES
 
 SCALES = {"paper": "The paper's numbers", "budget": "Direction at budget scale"}
 EVIDENCE_KEYS = (
@@ -26,6 +28,7 @@ EVIDENCE_KEYS = (
 )  # fmt: skip
 ALWAYS_COUNTED = ("reproduced", "not-reproduced", "inconclusive", "not-run")  # in the summary even at 0
 NO_EVIDENCE = "derived (no evidence)"
+STALE = "claims files changed since the last ingest; run `harness ingest` to judge them anew"
 # the human tables: the paper's numbers keep reported / tolerance / delta; budget rows show the interval and p-values
 PAPER_COLUMNS = ["paper", "claim_id", "kind", "metric", "reported", "tolerance", "status", "tags", "tier", "mean",
                  "std", "n", "delta", "machines"]  # fmt: skip
@@ -40,8 +43,6 @@ SQL = (
 def read(paper: str | None = None, db_path: Path | None = None) -> list[dict[str, Any]]:
     """The report's rows, in claims-file order: DESIGN.md's keys, then ``EVIDENCE_KEYS``, nulls filled in
     (:func:`complete`)."""
-    from harness.store import DB_PATH, query, require_current
-
     db_path = db_path or DB_PATH
     require_current(db_path)
     columns = ", ".join(f'v."{key}"' for key in dict.fromkeys((*REPORT_KEYS, *EVIDENCE_KEYS)))
@@ -90,8 +91,6 @@ def summary(rows: list[dict[str, Any]]) -> str:
 
 
 def _order(status: str) -> int:
-    from harness.verdicts import STATUSES
-
     return STATUSES.index(status) if status in STATUSES else len(STATUSES)
 
 
@@ -110,3 +109,20 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
     low, high = row["low"], row["high"]
     interval = f"[{low:.4g}, {high:.4g}]" if low is not None and high is not None else None
     return row | {"interval": interval, "p": row["p_value"], "tags": row["tags"] or None}
+
+
+def text(rows: list[dict[str, Any]]) -> str:
+    """The human report: a table per scale (:func:`sections`), then the :func:`summary`."""
+    return "".join(f"{heading}\n{table(shown, columns)}\n\n" for heading, shown, columns in sections(rows)) + summary(
+        rows
+    )
+
+
+def stale_note(db_path: Path | None = None) -> str | None:
+    """The note a report opens with when the claims files changed since the verdicts were judged, else None."""
+    return STALE if claims_changed(db_path or DB_PATH) else None
+
+
+def run_verdicts(db_path: Path | None = None) -> list[dict[str, Any]]:
+    """Every verdict with the runs it rests on, as the last ingest wrote them (what ``harness run`` shows)."""
+    return query("SELECT claim_id, metric, reported, status, run_ids FROM verdicts", db_path=db_path or DB_PATH)

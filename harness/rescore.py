@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness import registry
 from harness.errors import HarnessError
 from harness.records import RunRecord, read_record, references_sha256
 
@@ -25,8 +26,6 @@ def artifact_paths(artifacts: Mapping[str, str], results_dir: Path) -> tuple[Any
     """The task that scores a record's predictions and its scorer's files by argument name (``references``,
     ``predictions`` and any task options), resolved against ``results_dir``, the folder holding ``runs/`` and
     ``artifacts/``; other artifacts (a checkpoint) are left out."""
-    from harness import registry
-
     if "predictions" not in artifacts:
         raise HarnessError("the record's artifacts name no predictions (the run kept none)")
     task = registry.task(artifacts["task"])

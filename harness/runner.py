@@ -1,9 +1,10 @@
-"""``harness run``: turn a paper's tier config into a Lightning fit + test and one run record per evaluation.
+"""``harness run``: read and resolve a paper's tier config, then hand it to the training entry (harness.training:
+a Lightning fit + test and one run record per evaluation).
 
-The ``arch`` tier needs no config: every model of the paper is profiled (see harness.profile). Every other
-tier reads ``configs/<tier>.yaml`` (layout in docs/plugins.md). Run ids are computed before anything runs,
-so a run whose records already exist is recognised and skipped. A config's ``init_from`` starts the run from an
-earlier stage's checkpoint (harness.chains resolves it, running that stage first when it has not run).
+The ``arch`` tier needs no config: every model of the paper is profiled (harness.arch). Every other tier reads
+``configs/<tier>.yaml`` (layout in docs/plugins.md). Run ids are computed before anything runs, so a run whose records
+already exist is recognised and skipped. A config's ``init_from`` starts the run from an earlier stage's checkpoint
+(harness.chains resolves it, running that stage first when it has not run).
 """
 
 from __future__ import annotations
@@ -11,99 +12,29 @@ from __future__ import annotations
 import copy
 import difflib
 import inspect
-import os
 import re
-import shutil
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from harness.distributed import check_trainer, unpadded_test_loaders
+from harness import registry
+from harness.arch import run_arch
+from harness.chains import resolve_parents
+from harness.distributed import check_trainer
 from harness.errors import HarnessError
-from harness.records import (
-    RUN_ID_MAX,
-    RUN_ID_PATTERN,
-    RUNS_DIR,
-    check_writable,
-    code_version,
-    file_sha256,
-    make_run_id,
-    new_record,
-    now,
-    record_path,
-    run_provenance,
-    write_record,
-)
+from harness.records import RUNS_DIR, check_writable
 from harness.registry import Reproduction, load_object
+from harness.training import plan, run_training
+
+__all__ = ["load_config", "plan", "resolve_config", "run", "run_training"]  # plan, run_training: harness.training's
 
 CONFIG_KEYS = {
     "tier", "model", "seed", "protocol", "fit", "prepare", "system", "data", "trainer", "evaluate", "overrides",
     "save_checkpoint", "init_from",
 }  # fmt: skip
-LIGHTNING_DIR = Path("results/lightning")
-# system arguments naming weight files: a run is identified by the files' content (evaluated or fine-tuned from)
-WEIGHT_ARGS = ("checkpoint", "init_checkpoint", "init_heads")
 MAX_SEED = 2**32 - 1  # numpy's seed range, which Lightning's seed_everything keeps to
 RUN_ID_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # what a dataset or split may be inside a run id
-TOKENIZER_FILE = re.compile(r"[0-9a-f]{64}\.(?:json|model)")  # a stored tokenizer (tasks.tokenizers.artifacts)
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    dataset: str
-    split: str
-    run_id: str
-
-
-# set by a stage's pool worker (harness.pipeline.run_in_worker): profiles kept across the per-model commands it is
-# given, by what was profiled, so it profiles each network once (ids of a sweep build one); else one call's own
-PROFILE_CACHE: dict[str, Any] | None = None
-
-
-def arch_config(spec: Any) -> dict[str, Any]:
-    """What an arch run profiles, the config its record keeps: the builder, its arguments and the inputs."""
-    config = {"build": spec.build, "kwargs": dict(spec.kwargs), "input_shape": list(spec.input_shape)}
-    if spec.inputs:  # named inputs: every one is part of what was profiled
-        config["inputs"] = {each.name: list(each.shape) for each in spec.inputs}
-    return config
-
-
-def network_key(spec: Any) -> str:
-    """One string per network at its inputs: ids that differ only in how the network is trained share it."""
-    return yaml.safe_dump(arch_config(spec), sort_keys=True)
-
-
-def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUNS_DIR) -> list[Path]:
-    """Profile each model (or one) and record ``params_m`` and ``macs_m`` at tier ``arch``, split ``none``."""
-    from harness.profile import profile_model
-
-    specs = [repro.model(model)] if model else list(repro.models)
-    if not specs:
-        raise HarnessError(f"reproduction {repro.id!r} registers no models: nothing to profile")
-    written, profiles = [], PROFILE_CACHE if PROFILE_CACHE is not None else {}
-    for spec in specs:
-        config = arch_config(spec)
-        run_id = make_run_id(repro.id, spec.id, "arch", spec.dataset, "none", config, 0)
-        if record_path(run_id, runs_dir).exists():
-            written.append(record_path(run_id, runs_dir))
-            continue
-        started = now()
-        # ids that differ only in how the network is trained (e.g. a sweep's) build the same network: profile it once
-        key = network_key(spec)
-        if key not in profiles:
-            profiles[key] = profile_model(spec)
-        prof = profiles[key]
-        metrics = {"params_m": prof.params / 1e6, "macs_m": prof.macs / 1e6, "params": prof.params, "macs": prof.macs}
-        record = new_record(
-            run_id=run_id, paper=repro.id, model=spec.id, tier="arch", dataset=spec.dataset, split="none", seed=0,
-            metrics=metrics, started_at=started, provenance=run_provenance(config, code=code_version(repro.id)),
-            protocol="flopcounter-macs", config=config,
-        )  # fmt: skip
-        written.append(write_record(record, runs_dir))
-    return written
 
 
 def read_config(path: Path, tier: str, allowed: set[str], what: str = "a tier config") -> dict[str, Any]:
@@ -280,230 +211,13 @@ def _set_dotted(config: dict[str, Any], dotted: str, value: Any) -> None:
     node[last] = value
 
 
-def _file_sha256(path: str) -> str:
-    try:
-        return file_sha256(path)
-    except OSError as exc:
-        raise HarnessError(f"{path}: cannot read the checkpoint: {exc.strerror}") from exc
-
-
-def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
-    """The config without where the data lives or how it was made: the same data elsewhere is the same run
-    (the record's data_hash says which data it was)."""
-    key = copy.deepcopy(resolved)
-    key["data"]["init_args"].pop("data_root", None)
-    key.pop("prepare", None)
-    for name in WEIGHT_ARGS:  # the weights, not where they lie, make the run
-        path = key["system"]["init_args"].pop(name, None)
-        if path:
-            key[f"{name}_sha256"] = _file_sha256(path)
-    if "init_from" in key:  # the parent run and its weights, not how the config named it
-        from harness.chains import identity
-
-        key["init_from"] = identity(key["init_from"])
-    return key
-
-
-def plan(repro: Reproduction, resolved: dict[str, Any], key: dict[str, Any] | None = None) -> list[Evaluation]:
-    """The run id of each ``evaluate`` entry (``key``: the run's identity, computed here when not given)."""
-    key = key if key is not None else _identity(resolved)
-    evaluations = []
-    for index, e in enumerate(resolved["evaluate"]):
-        run_id = make_run_id(
-            repro.id, resolved["model"], resolved["tier"], e["dataset"], e["split"], key, resolved["seed"]
-        )
-        if len(run_id) > RUN_ID_MAX or not re.fullmatch(RUN_ID_PATTERN, run_id):
-            raise HarnessError(
-                f"key 'evaluate[{index}]': its run id would be {len(run_id)} characters ({run_id[:60]}...), at most "
-                f"{RUN_ID_MAX} of a-z, 0-9, '.', '_', '-': shorten the model, dataset or split name"
-            )
-        evaluations.append(Evaluation(e["dataset"], e["split"], run_id))
-    return evaluations
-
-
-def _instantiate(spec: dict[str, Any], **extra: Any) -> Any:
-    return load_object(spec["class_path"])(**{**(spec.get("init_args") or {}), **extra})
-
-
-def _test_metrics(results: list[dict[str, float]], index: int) -> dict[str, float]:
-    """Metrics logged as ``test/<name>`` (Lightning adds ``/dataloader_idx_<i>`` with several test loaders; what a
-    system logs at the epoch's end, named for another loader, Lightning also puts in this loader's results)."""
-    suffix = f"/dataloader_idx_{index}"
-    metrics = {}
-    for name, value in results[index].items():
-        name = name.removesuffix(suffix)
-        if name.startswith("test/") and "/dataloader_idx_" not in name:
-            metrics[name.removeprefix("test/")] = float(value)
-    return metrics
-
-
-def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path = RUNS_DIR) -> list[Path]:
-    """Prepare data, fit (unless ``fit: false``) and test; write one record per ``evaluate`` entry. A resolved
-    ``init_from`` (harness.chains) loads the parent's weights before the fit; ``save_checkpoint`` stores them after.
-    The records cite a tokenizer the config names or the data module or system registers (docs/tokenizers.md)."""
-    import pytorch_lightning as pl
-
-    from harness.predictions import PredictionsKeeper
-    from harness.resume import RandomState, last_checkpoint
-    from harness.summary import log_artifacts, progress_bar, training_loggers
-
-    identity = _identity(resolved)
-    evaluations = plan(repro, resolved, identity)
-    paths = [record_path(e.run_id, runs_dir) for e in evaluations]
-    if all(path.exists() for path in paths):
-        print(f"already recorded: {', '.join(p.name for p in paths)}", file=sys.stderr)
-        return paths
-    cited = _tokenizer_artifacts(resolved)  # checked before anything runs
-    datamodule = _datamodule(resolved)
-    datamodule._log_hyperparams = False  # the loggers get the system's; Lightning refuses keys both share (crop_size)
-    pl.seed_everything(resolved["seed"], workers=True)
-    system = _instantiate(resolved["system"], model=resolved["model"])
-    if "init_from" in resolved:
-        _load_parents(system, resolved["init_from"], runs_dir)
-    run_dir = LIGHTNING_DIR / repro.id / resolved["tier"] / evaluations[0].run_id  # logs, checkpoints: resume.py
-    loggers = training_loggers(LIGHTNING_DIR / repro.id / resolved["tier"], evaluations[0].run_id)
-    trainer_args = {"default_root_dir": str(LIGHTNING_DIR / repro.id / resolved["tier"]), "logger": loggers}
-    trainer_args = progress_bar(resolved["tier"], {**trainer_args, **(resolved.get("trainer") or {})})
-    keeper = PredictionsKeeper([e.run_id for e in evaluations], runs_dir.parent)  # predictions -> artifacts
-    callbacks = [*(trainer_args.get("callbacks") or []), keeper, RandomState()]
-    trainer = pl.Trainer(**{**trainer_args, "callbacks": callbacks})
-    unpadded_test_loaders(datamodule)  # several processes: each test example seen once (harness.distributed)
-    started = now()
-    if resolved["fit"]:
-        resume = last_checkpoint(run_dir)
-        if resume is not None:
-            print(f"resuming from {resume}", file=sys.stderr)
-        trainer.fit(system, datamodule=datamodule, ckpt_path=resume)
-    saving = resolved.get("save_checkpoint") and trainer.is_global_zero  # several processes: rank 0 writes
-    artifacts = _save_checkpoint(system, runs_dir) if saving else {}
-    results = trainer.test(system, datamodule=datamodule, verbose=False)
-    if not trainer.is_global_zero:  # another process of a multi-process run: rank 0 writes the records
-        return []
-    artifacts = {**cited, **_owned_artifacts(datamodule, system), **artifacts, **log_artifacts(loggers)}
-    finished = now()
-    if len(results) != len(evaluations):
-        raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")
-    provenance = run_provenance(identity, getattr(datamodule, "data_hash", None), code_version(repro.id))
-    parents = [spec["run"] for spec in _parent_specs(resolved.get("init_from"))]
-    written = []
-    for index, evaluation in enumerate(evaluations):
-        record = new_record(
-            run_id=evaluation.run_id, paper=repro.id, model=resolved["model"], tier=resolved["tier"],
-            dataset=evaluation.dataset, split=evaluation.split, seed=resolved["seed"],
-            metrics=_test_metrics(results, index), started_at=started, finished_at=finished, provenance=provenance,
-            protocol=resolved.get("protocol"), config=resolved, artifacts={**artifacts, **keeper.artifacts(index)},
-            parents=parents,
-        )  # fmt: skip
-        written.append(write_record(record, runs_dir))
-    shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)  # recorded: nothing left to resume (logs stay)
-    return written
-
-
-def _tokenizer_artifacts(resolved: dict[str, Any]) -> dict[str, str]:
-    """A run whose data or system ``tokenizer`` is a stored tokenizer file (``<sha256>.json`` / ``.model``) cites it in
-    its records: ``tokenizer`` (the path) and ``tokenizer_sha256``, the file's hash checked against its name."""
-    for part in ("data", "system"):
-        path = resolved[part]["init_args"].get("tokenizer")
-        if isinstance(path, str) and TOKENIZER_FILE.fullmatch(Path(path).name):
-            try:
-                sha256 = file_sha256(path)
-            except OSError as exc:
-                raise HarnessError(
-                    f"{path}: cannot read the tokenizer ({part}.init_args.tokenizer): {exc.strerror}"
-                ) from None
-            if sha256 != Path(path).name.split(".")[0]:
-                raise HarnessError(f"{path}: tokenizer sha256 does not match its name: actual {sha256} (file changed)")
-            return {"tokenizer": path, "tokenizer_sha256": sha256}
-    return {}
-
-
-def _owned_artifacts(*owners: Any) -> dict[str, str]:
-    """What the data module or system asks its records to cite (``record_artifacts``; e.g. a tokenizer trained in
-    the run, ``tasks.tokenizers.register``)."""
-    return {
-        name: str(value) for owner in owners for name, value in (getattr(owner, "record_artifacts", None) or {}).items()
-    }
-
-
-def _datamodule(resolved: dict[str, Any]) -> Any:
-    """Make the tier's data (``prepare``) and the data module; ``verify()`` names missing files before training."""
-    data_root = resolved["data"]["init_args"].get("data_root")
-    if "prepare" in resolved:
-        if data_root is None:
-            raise HarnessError("config has 'prepare' but no data.init_args.data_root to prepare into")
-        remove_stale_partials(Path(data_root))
-        load_object(resolved["prepare"]["function"])(root=Path(data_root), **(resolved["prepare"].get("args") or {}))
-    datamodule = _instantiate(resolved["data"])
-    if hasattr(datamodule, "verify"):
-        _verify_data(datamodule, "prepare" in resolved)
-    return datamodule
-
-
-def remove_stale_partials(root: Path) -> None:
-    """Remove the ``.<root name>.partial-<pid>-*`` folders that data preparation killed mid-way left beside ``root``:
-    those whose process is gone (or, named without a pid, were made by an older harness). A live writer's stays."""
-    for folder in root.parent.glob(f".{root.name}.partial-*") if root.parent.is_dir() else []:
-        pid = folder.name.removeprefix(f".{root.name}.partial-").split("-")[0]
-        if not (pid.isdigit() and _alive(int(pid))):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    return True
-
-
-def _verify_data(datamodule: Any, prepared: bool) -> None:
-    """A tier that reads the user's copy of a dataset (nothing ``prepare``s it) says how to point the run at it."""
-    try:
-        datamodule.verify()
-    except HarnessError as exc:
-        if prepared:
-            raise
-        raise HarnessError(f"{exc}; pass --data-root DIR, the folder that holds this dataset") from exc
-
-
-def _parent_specs(init_from: dict[str, Any] | list[dict[str, Any]] | None) -> list[dict[str, Any]]:
-    return [] if init_from is None else init_from if isinstance(init_from, list) else [init_from]
-
-
-def _load_parents(system: Any, init_from: dict[str, Any] | list[dict[str, Any]], runs_dir: Path) -> None:
-    """Copy each parent run's verified checkpoint into the freshly built system (all tensors, or ``prefixes``; with
-    ``into``, the one prefix replaced by it: an ensemble's members)."""
-    from harness.checkpoints import checkpoint_path, load_into, load_state
-
-    for spec in _parent_specs(init_from):
-        sha256, parent, prefixes = spec["checkpoint_sha256"], spec["run"], spec.get("prefixes")
-        state = load_state(sha256, runs_dir, f"the checkpoint_sha256 of run {parent}")
-        if "into" in spec:
-            [prefix] = prefixes
-            state = {
-                spec["into"] + name[len(prefix) :]: value for name, value in state.items() if name.startswith(prefix)
-            }
-            prefixes = [spec["into"]]
-        load_into(system, state, prefixes, f"{checkpoint_path(sha256, runs_dir)} (run {parent})")
-
-
-def _save_checkpoint(system: Any, runs_dir: Path) -> dict[str, str]:
-    from harness.checkpoints import save_state
-
-    return save_state(system.state_dict(), runs_dir)
-
-
 def registry_config(paper: str, tier: str) -> Path:
     """The path of a registered paper's ``configs/<tier>.yaml``."""
-    from harness import registry
-
     return registry.reproduction(paper).config_path(tier)
 
 
 def run(
-    paper: str,
+    repro: Reproduction,
     tier: str = "smoke",
     model: str | None = None,
     seed: int | None = None,
@@ -512,10 +226,8 @@ def run(
     runs_dir: Path = RUNS_DIR,
     checkpoint: str | None = None,
 ) -> list[Path]:
-    """Run one tier of one paper and return the paths of its run records."""
-    from harness import registry
-
-    repro = registry.reproduction(paper)
+    """Run one tier of one paper (its registered ``Reproduction``: the command line looks the id up) and return the
+    paths of its run records."""
     if model is not None:
         repro.model(model)  # unknown model ids fail before anything runs
     if seed is not None:
@@ -525,15 +237,19 @@ def run(
         return run_arch(repro, model, runs_dir)
     path = config_path or repro.config_path(tier)
     if not path.exists():
-        raise HarnessError(f"{path}: no {tier!r} config for {paper!r}; tiers available: {', '.join(repro.tiers)}")
+        raise HarnessError(f"{path}: no {tier!r} config for {repro.id!r}; tiers available: {', '.join(repro.tiers)}")
     if repro.runner is not None:
         custom = load_object(repro.runner)
         return custom(repro, path, tier=tier, model=model, seed=seed, data_root=data_root, runs_dir=runs_dir)
     resolved = resolve_config(load_config(path, tier), tier, model, seed, data_root, checkpoint)
     repro.model(resolved["model"])
     check_arguments(path, resolved)
-    if "init_from" in resolved:
-        from harness.chains import resolve_parents
-
-        resolved = resolve_parents(repro, path, resolved, runs_dir)  # runs a parent stage that has not run
+    if "init_from" in resolved:  # runs a parent stage that has not run
+        resolved = resolve_parents(repro, path, resolved, runs_dir, stage_config)
     return run_training(repro, resolved, runs_dir)
+
+
+def stage_config(path: Path, tier: str, model: str | None, seed: int) -> dict[str, Any]:
+    """An earlier stage's config (a parent that ``init_from`` names by file), read and resolved as
+    ``harness run --config PATH`` resolves it: what harness.chains is given to load a parent stage with."""
+    return resolve_config(load_config(path, tier), tier, model, seed, None)

@@ -17,8 +17,10 @@ import tempfile
 from pathlib import Path
 from string import Template
 
+from harness import registry
 from harness.claims import ARXIV_PATTERN
 from harness.errors import HarnessError
+from harness.pipeline_files import harness_checkout
 
 PAPER_ID = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 PLACEHOLDER_ARXIV = "0000.00000v1"
@@ -234,7 +236,7 @@ def test_the_model_has_the_parameters_of_its_arch_claim() -> None:
 
 def test_the_smoke_tier_writes_a_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # data/ and results/ are made here
-    (path,) = run("$paper", "smoke", runs_dir=tmp_path / "results" / "runs")
+    (path,) = run(registry.reproduction("$paper"), "smoke", runs_dir=tmp_path / "results" / "runs")
     record = read_record(path)
     assert record.paper == "$paper" and set(record.metrics) == {"top1", "top5", "error"}
 '''
@@ -270,8 +272,6 @@ GITIGNORE = "/results/\n/data/\n/.venv\n/build/\n__pycache__/\n*.egg-info/\n"
 def default_dest(paper: str, cwd: Path | None = None) -> Path:
     """``harness-<paper>`` in the current folder, or beside the harness's checkout when the current folder lies in it
     (a plugin is its own repository, never a folder of the harness's)."""
-    from harness.pipeline import harness_checkout
-
     cwd = (cwd or Path.cwd()).resolve()
     checkout = harness_checkout()
     inside = checkout is not None and (cwd == checkout or checkout in cwd.parents)
@@ -280,8 +280,6 @@ def default_dest(paper: str, cwd: Path | None = None) -> Path:
 
 def check_new(paper: str, dest: Path, arxiv: str) -> str:
     """The package name for ``paper``; an error naming the problem when the id, the folder or the arXiv id is bad."""
-    from harness import registry
-
     if not PAPER_ID.match(paper):
         raise HarnessError(f"paper id {paper!r}: lowercase letters and digits in words joined by '-', e.g. 'my-paper'")
     if paper == "report" or paper in registry.reproductions():

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.records import read_record
+
 LONG_TIERS = ("budget", "full", "weights")  # training that takes minutes to days: show Lightning's progress bar
 NOISE = (
     r"`isinstance\(treespec, LeafSpec\)` is deprecated",  # torch's pytree API, from inside Lightning
@@ -42,9 +44,8 @@ def progress_bar(tier: str, trainer_args: dict[str, Any]) -> dict[str, Any]:
 
 def run_rows(paths: Sequence[Path], verdicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per metric of each record at ``paths``, and per claim whose verdict rests on that run and metric
-    (``verdicts``: rows of the store's ``verdicts`` table with ``run_ids``); a metric no claim judges has one row."""
-    from harness.records import read_record
-
+    (``verdicts``: rows of the store's ``verdicts`` table with ``run_ids``, harness.report.run_verdicts); a metric no
+    claim judges has one row."""
     rows = []
     for path in paths:
         record = read_record(path)
@@ -57,13 +58,6 @@ def run_rows(paths: Sequence[Path], verdicts: Sequence[dict[str, Any]]) -> list[
             ]
             rows += [] if judged else [{**base, "claim_id": None, "reported": None, "status": None}]
     return rows
-
-
-def read_verdicts(db_path: Path | None = None) -> list[dict[str, Any]]:
-    """Every verdict with the runs it rests on, as the last ingest wrote them."""
-    from harness.store import DB_PATH, query
-
-    return query("SELECT claim_id, metric, reported, status, run_ids FROM verdicts", db_path=db_path or DB_PATH)
 
 
 def training_loggers(save_dir: Path, version: str) -> list[Any]:

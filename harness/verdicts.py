@@ -500,7 +500,7 @@ def _per_example(
     """Beside the seed-level interval: the paired test over the test examples and the hierarchical bootstrap over
     seeds and examples (harness.evidence). The status is the least decided of the three, and says which it rests
     on; a "no difference" claim keeps its TOST (the bootstraps test a difference)."""
-    from harness.evidence import example_evidence
+    from harness.evidence import example_evidence  # numpy and the scorers: only for example-level evidence
 
     paired, nested = example_evidence(ours, base, results_dir, claim.metric, claim.higher_is_better)
     verdict.examples = {"paired": paired.row(), "hierarchical": nested.row(), "rests_on": "seeds"}

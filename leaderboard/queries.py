@@ -1,6 +1,6 @@
 """Pure query functions over ``results/harness.duckdb``: what the leaderboard's pages show, without Streamlit.
 
-Every function takes the database path and opens its own short read-only connection (``harness.store``), which
+Every function takes the database path and opens its own short read-only connection (``harness.store_access``), which
 is closed before it returns: the app never holds the file, so ``harness ingest`` can swap it in at any time and
 the next query reads the new one. Results are pandas DataFrames (or plain dicts), ready for ``st.dataframe``.
 
@@ -24,7 +24,8 @@ import pandas as pd
 
 from harness.errors import HarnessError
 from harness.stats import MIN_SEEDS
-from harness.store import STORE_VERSION, connect_readonly
+from harness.store_access import connect_readonly
+from harness.store_tables import STORE_VERSION
 from harness.tiers import BY_NAME, DATA_TIERS, FIRST_TIER, JUDGING_TIERS, TABLE, TIER_ORDER
 from harness.verdicts import STATUSES
 

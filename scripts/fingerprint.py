@@ -68,10 +68,12 @@ def budget(every: bool = False) -> dict[str, Any]:
 
 
 def _budget_run(paper: str, model: str, path: Path, runs_dir: Path, name: str) -> dict[str, Any]:
+    from harness import registry
     from harness.runner import run
 
     try:
-        records = run(paper, tier="budget", model=model, seed=0, config_path=path, runs_dir=runs_dir)
+        repro = registry.reproduction(paper)
+        records = run(repro, tier="budget", model=model, seed=0, config_path=path, runs_dir=runs_dir)
     except Exception as exc:  # noqa: BLE001 -- an error is part of the fingerprint
         return {name: f"error: {type(exc).__name__}: {exc}"[:300]}
     result = {}
@@ -90,7 +92,7 @@ def _identity_key(repro: Any, resolved: dict[str, Any], dataset: str, split: str
     """What a run id hashes besides the code's git state (which every commit changes): paper, model, tier, data,
     seed and the run's identity config, with weight files named by path and init_from as the config gives it."""
     from harness.records import canonical_hash
-    from harness.runner import WEIGHT_ARGS
+    from harness.training import WEIGHT_ARGS
 
     key = copy.deepcopy(resolved)
     key["data"]["init_args"].pop("data_root", None)

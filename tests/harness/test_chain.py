@@ -10,7 +10,7 @@ import pytest
 import yaml
 from safetensors.torch import load_file
 
-from harness import chains, registry, runner
+from harness import registry, runner, training
 from harness.errors import HarnessError
 from harness.records import file_sha256, read_record, write_record
 from tests.conftest import TOY_SRC, harness_cli, make_record
@@ -20,7 +20,7 @@ PRETRAIN, FINETUNE = CONFIGS / "smoke-pretrain.yaml", CONFIGS / "smoke-finetune.
 
 
 def _run(config: Path, runs: Path, **kwargs) -> list[Path]:
-    return runner.run("toy-paper", "smoke", config_path=config, runs_dir=runs, **kwargs)
+    return runner.run(registry.reproduction("toy-paper"), "smoke", config_path=config, runs_dir=runs, **kwargs)
 
 
 def _variant(folder: Path, name: str, base: Path = FINETUNE, **changes) -> Path:
@@ -157,7 +157,7 @@ def test_a_run_from_two_parents_loads_each_ones_tensors_and_lists_both(toy: Path
 
 def test_resolving_needs_a_recorded_parent() -> None:
     with pytest.raises(HarnessError, match="init_from is not resolved"):
-        chains.identity({"config": "smoke-pretrain.yaml"})
+        training.parents_identity({"config": "smoke-pretrain.yaml"})
 
 
 def test_a_three_stage_chain_runs_its_stages_in_order(toy: Path, capsys: pytest.CaptureFixture) -> None:

@@ -9,6 +9,7 @@ import duckdb
 import pytest
 import yaml
 
+from harness import registry
 from harness.errors import HarnessError
 from harness.export import export
 from harness.runner import run
@@ -17,7 +18,7 @@ from harness.store import ingest
 
 def test_exports_from_the_store(toy: Path) -> None:
     """One arch run of the toy paper, ingested, exported in each format."""
-    run("toy-paper", "arch")
+    run(registry.reproduction("toy-paper"), "arch")
     assert not ingest().errors
     check_csv(toy)
     check_parquet(toy)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from harness import records, runner
+from harness import records, registry, runner
 from harness.errors import HarnessError
 from tests.conftest import harness_cli, make_record
 
@@ -79,7 +79,7 @@ def test_deeply_nested_json_is_one_error(tmp_path: Path) -> None:
 def test_results_that_cannot_be_written_are_found_before_training(toy: Path) -> None:
     (toy / "results").write_text("a file where the results folder should be")
     with pytest.raises(HarnessError, match=r"results/runs: cannot write results there: results is not a folder"):
-        runner.run("toy-paper", "smoke", runs_dir=Path("results/runs"))
+        runner.run(registry.reproduction("toy-paper"), "smoke", runs_dir=Path("results/runs"))
     assert not (toy / "data").exists()  # the config's prepare step (before the fit) never ran
 
 
@@ -88,7 +88,7 @@ def test_a_read_only_results_folder_is_found_before_training(toy: Path) -> None:
     (toy / "results" / "runs").mkdir(parents=True)
     (toy / "results" / "runs").chmod(0o555)
     with pytest.raises(HarnessError, match=r"results/runs: cannot write results there .*Permission denied"):
-        runner.run("toy-paper", "smoke", runs_dir=Path("results/runs"))
+        runner.run(registry.reproduction("toy-paper"), "smoke", runs_dir=Path("results/runs"))
 
 
 def test_a_full_disk_is_found_before_training(toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,7 +99,7 @@ def test_a_full_disk_is_found_before_training(toy: Path, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(records.os, "write", full)
     with pytest.raises(HarnessError, match=r"results/runs: cannot write results there: No space left on device"):
-        runner.run("toy-paper", "smoke", runs_dir=Path("results/runs"))
+        runner.run(registry.reproduction("toy-paper"), "smoke", runs_dir=Path("results/runs"))
     assert not list(toy.rglob(".write-probe-*")) and not (toy / "results").exists()  # nothing left behind
 
 
@@ -156,7 +156,12 @@ def _config(toy: Path, **changes) -> Path:
 )  # fmt: skip
 def test_bad_configs_fail_before_training(toy: Path, changes: dict, message: str) -> None:
     with pytest.raises(HarnessError, match=message):
-        runner.run("toy-paper", "smoke", config_path=_config(toy, **changes), runs_dir=Path("results/runs"))
+        runner.run(
+            registry.reproduction("toy-paper"),
+            "smoke",
+            config_path=_config(toy, **changes),
+            runs_dir=Path("results/runs"),
+        )
     assert not (toy / "data").exists()  # nothing was prepared, nothing trained
 
 
@@ -170,12 +175,14 @@ def test_bad_configs_fail_before_training(toy: Path, changes: dict, message: str
 def test_a_config_that_is_not_yaml_is_one_line(toy: Path, text: bytes, message: str) -> None:
     (toy / "bad.yaml").write_bytes(text)
     with pytest.raises(HarnessError, match=message):
-        runner.run("toy-paper", "smoke", config_path=toy / "bad.yaml", runs_dir=Path("results/runs"))
+        runner.run(
+            registry.reproduction("toy-paper"), "smoke", config_path=toy / "bad.yaml", runs_dir=Path("results/runs")
+        )
 
 
 def test_a_seed_out_of_range_on_the_command_line(toy: Path) -> None:
     with pytest.raises(HarnessError, match=r"--seed: 4294967296 is not a seed \(an integer from 0 to 4294967295\)"):
-        runner.run("toy-paper", "smoke", seed=2**32, runs_dir=Path("results/runs"))
+        runner.run(registry.reproduction("toy-paper"), "smoke", seed=2**32, runs_dir=Path("results/runs"))
 
 
 # --- the database and --json ---------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ SCRIPT = """
 import os, signal, sys
 from pathlib import Path
 import pytorch_lightning as pl
+from harness import registry
 from harness.runner import run
 
 class Kill(pl.Callback):
@@ -38,7 +39,7 @@ class Kill(pl.Callback):
 if "KILL_AT_EPOCH" in os.environ:
     init = pl.Trainer.__init__
     pl.Trainer.__init__ = lambda self, **kw: init(self, **{**kw, "callbacks": [*kw["callbacks"], Kill()]})
-paths = run("toy-paper", "smoke", config_path=Path(sys.argv[1]))
+paths = run(registry.reproduction("toy-paper"), "smoke", config_path=Path(sys.argv[1]))
 print(paths[0])
 """
 

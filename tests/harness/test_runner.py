@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import runner
+from harness import arch, registry, runner, training
 from harness.errors import HarnessError
 from harness.records import read_record
 
 
 def test_arch_tier_profiles_every_model(toy: Path) -> None:
-    paths = runner.run("toy-paper", "arch", runs_dir=toy / "runs")
+    paths = runner.run(registry.reproduction("toy-paper"), "arch", runs_dir=toy / "runs")
     records = sorted((read_record(p) for p in paths), key=lambda r: r.model)
     assert [(r.model, r.tier, r.split, r.dataset) for r in records] == [
         ("toy-bow", "arch", "none", "toy-text"),
@@ -22,11 +22,13 @@ def test_arch_tier_profiles_every_model(toy: Path) -> None:
     # 64·16 + 16 + 16·10 + 10 parameters; 64·16 + 16·10 multiply-adds
     assert records[1].metrics == {"params": 1210, "params_m": 0.00121, "macs": 1184, "macs_m": 0.001184}
     assert records[0].config["inputs"] == {"token_ids": [1, 32], "attention_mask": [1, 32]}
-    assert runner.run("toy-paper", "arch", runs_dir=toy / "runs") == paths  # same code, same ids: nothing new
+    assert (
+        runner.run(registry.reproduction("toy-paper"), "arch", runs_dir=toy / "runs") == paths
+    )  # same code, same ids: nothing new
 
 
 def test_smoke_tier_fits_and_records(toy: Path) -> None:
-    (path,) = runner.run("toy-paper", "smoke", runs_dir=toy / "runs")
+    (path,) = runner.run(registry.reproduction("toy-paper"), "smoke", runs_dir=toy / "runs")
     record = read_record(path)
     assert (record.tier, record.model, record.dataset, record.split, record.seed) == (
         "smoke",
@@ -40,14 +42,12 @@ def test_smoke_tier_fits_and_records(toy: Path) -> None:
     assert record.config["data"]["init_args"]["data_root"] == "data/toy-digits"
     assert (toy / "data/toy-digits/digits.npz").exists()  # made by the config's prepare step
     mtime = path.stat().st_mtime_ns
-    assert runner.run("toy-paper", "smoke", runs_dir=toy / "runs") == [path]
+    assert runner.run(registry.reproduction("toy-paper"), "smoke", runs_dir=toy / "runs") == [path]
     assert path.stat().st_mtime_ns == mtime
 
 
 def test_overrides_change_the_run_id(toy: Path) -> None:
     config = runner.load_config(runner.registry_config("toy-paper", "smoke"), "smoke")
-    from harness import registry
-
     repro = registry.reproduction("toy-paper")
     base = runner.plan(repro, runner.resolve_config(config, "smoke", None, None, None))
     seed = runner.plan(repro, runner.resolve_config(config, "smoke", None, 3, None))
@@ -59,7 +59,7 @@ def test_overrides_change_the_run_id(toy: Path) -> None:
 
 def test_missing_data_root_is_named_before_training(toy: Path) -> None:
     with pytest.raises(HarnessError, match="nowhere/digits.npz: missing"):
-        runner.run("toy-paper", "smoke", data_root=str(toy / "nowhere"), runs_dir=toy / "runs")
+        runner.run(registry.reproduction("toy-paper"), "smoke", data_root=str(toy / "nowhere"), runs_dir=toy / "runs")
     assert not (toy / "runs").exists()
 
 
@@ -90,9 +90,9 @@ def test_bad_configs_name_file_and_key(tmp_path: Path, text: str, message: str) 
 
 def test_unknown_tier_config_and_model(toy: Path) -> None:
     with pytest.raises(HarnessError, match="no 'full' config for 'toy-paper'; tiers available: arch, smoke, budget"):
-        runner.run("toy-paper", "full", runs_dir=toy / "runs")
+        runner.run(registry.reproduction("toy-paper"), "full", runs_dir=toy / "runs")
     with pytest.raises(HarnessError, match="has no model 'toy-cnn'"):
-        runner.run("toy-paper", "smoke", model="toy-cnn", runs_dir=toy / "runs")
+        runner.run(registry.reproduction("toy-paper"), "smoke", model="toy-cnn", runs_dir=toy / "runs")
 
 
 def test_model_overrides_and_weights_checkpoint(toy: Path, tmp_path: Path) -> None:
@@ -113,8 +113,6 @@ def test_model_overrides_and_weights_checkpoint(toy: Path, tmp_path: Path) -> No
     weights_a, weights_b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
     weights_a.write_bytes(b"weights A")
     weights_b.write_bytes(b"weights B")
-    from harness import registry
-
     repro = registry.reproduction("toy-paper")
     plan_a = runner.plan(repro, runner.resolve_config(config, "smoke", None, None, None, str(weights_a)))
     plan_b = runner.plan(repro, runner.resolve_config(config, "smoke", None, None, None, str(weights_b)))
@@ -125,19 +123,14 @@ def test_model_overrides_and_weights_checkpoint(toy: Path, tmp_path: Path) -> No
     assert plan_a != plan_b and plan_a == moved  # identified by the weights' hash, not their path
 
 
-def test_a_reproduction_may_run_its_own_tiers(toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_reproduction_may_run_its_own_tiers(toy: Path) -> None:
     import dataclasses
 
-    from harness import registry
-
     studied = dataclasses.replace(registry.reproduction("toy-paper"), runner="toy_paper.sweep:run")
-    monkeypatch.setattr(registry, "reproduction", lambda paper: studied)
-    paths = runner.run("toy-paper", "budget", runs_dir=toy / "runs")
+    paths = runner.run(studied, "budget", runs_dir=toy / "runs")
     assert sorted(read_record(p).config["width"] for p in paths) == [8, 16, 32]
     assert {read_record(p).config["config_file"] for p in paths} == {"budget.yaml"}
-    assert (
-        read_record(runner.run("toy-paper", "arch", runs_dir=toy / "runs")[0]).tier == "arch"
-    )  # arch stays the harness's
+    assert read_record(runner.run(studied, "arch", runs_dir=toy / "runs")[0]).tier == "arch"  # arch stays the harness's
 
 
 def test_stale_partial_data_folders_are_removed_and_a_live_writers_kept(toy: Path) -> None:
@@ -158,7 +151,7 @@ def test_stale_partial_data_folders_are_removed_and_a_live_writers_kept(toy: Pat
         for name in names:
             (data / name).mkdir(parents=True)
             (data / name / "half.npz").write_bytes(b"\0" * 100)
-        runner.run("toy-paper", "smoke", runs_dir=toy / "runs")
+        runner.run(registry.reproduction("toy-paper"), "smoke", runs_dir=toy / "runs")
         assert sorted(p.name for p in data.iterdir()) == sorted([names[2], "toy-digits"])
     finally:
         live.kill()
@@ -172,15 +165,15 @@ def test_a_record_keeps_its_own_loaders_metrics_only():
         {"test/accuracy/dataloader_idx_0": 50.0, "test/accuracy/dataloader_idx_1": 75.0, "test/tokens": 3.0},
         {"test/accuracy/dataloader_idx_0": 50.0, "test/accuracy/dataloader_idx_1": 75.0, "train/loss": 1.0},
     ]
-    assert runner._test_metrics(results, 0) == {"accuracy": 50.0, "tokens": 3.0}
-    assert runner._test_metrics(results, 1) == {"accuracy": 75.0}
+    assert training._test_metrics(results, 0) == {"accuracy": 50.0, "tokens": 3.0}
+    assert training._test_metrics(results, 1) == {"accuracy": 75.0}
 
 
 def test_arch_tier_profiles_one_network_once(toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two ids of the same network (a sweep's ids differ only in training) get one profile and equal figures."""
     import dataclasses
 
-    from harness import profile, registry
+    from harness import profile
 
     repro = registry.reproduction("toy-paper")
     twin = dataclasses.replace(repro.model("toy-mlp"), id="toy-mlp-twin")
@@ -193,7 +186,7 @@ def test_arch_tier_profiles_one_network_once(toy: Path, monkeypatch: pytest.Monk
 
     real = profile.profile_model
     monkeypatch.setattr(profile, "profile_model", counted)
-    records = {r.model: r for r in map(read_record, runner.run_arch(repro, runs_dir=toy / "runs"))}
+    records = {r.model: r for r in map(read_record, arch.run_arch(repro, runs_dir=toy / "runs"))}
     assert sorted(calls) == ["toy-bow", "toy-mlp", "toy-mlp-wide"]
     assert records["toy-mlp-twin"].metrics == records["toy-mlp"].metrics == {
         "params": 1210, "params_m": 0.00121, "macs": 1184, "macs_m": 0.001184

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from harness import registry, store
+from harness import registry, store, store_staging, store_tables
 from harness.errors import HarnessError
 from harness.records import write_record
 from tests.conftest import TOY_SRC, make_record
@@ -80,7 +80,7 @@ def dump(db: Path) -> list[list[tuple]]:
     return [table(db, f"SELECT * FROM {name} ORDER BY ALL") for name in (*store.TABLES, "meta")]
 
 
-@pytest.mark.parametrize("stage", ["_judge", "_draw_figures"])
+@pytest.mark.parametrize("stage", ["judge_claims", "draw_figures"])
 def test_a_failure_mid_ingest_keeps_the_old_database(paths, monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
     runs, db = paths
     write_record(make_record(), runs)
@@ -246,19 +246,19 @@ def test_an_unchanged_store_judges_nothing_again(paths, monkeypatch: pytest.Monk
     write_record(make_record(), runs)
     store.ingest(runs_dir=runs, db_path=db)
     judged: list[list[int]] = []
-    real = store._judge
+    real = store.judge_claims
 
     def spy(con, claims, chosen, tmp, results_dir) -> None:
         judged.append(list(chosen))
         real(con, claims, chosen, tmp, results_dir)
 
-    monkeypatch.setattr(store, "_judge", spy)
+    monkeypatch.setattr(store, "judge_claims", spy)
     monkeypatch.setattr(store.LazyClaims, "get", lambda self: pytest.fail("no claims file needs parsing"))
     store.ingest(runs_dir=runs, db_path=db)
     write_record(make_record(paper="other-paper", seed=3), runs)  # a paper without claims
     assert store.ingest(runs_dir=runs, db_path=db).total == 2
     monkeypatch.undo()
-    monkeypatch.setattr(store, "_judge", spy)
+    monkeypatch.setattr(store, "judge_claims", spy)
     write_record(make_record(seed=1), runs)
     store.ingest(runs_dir=runs, db_path=db)
     from harness.claims import registered_claims
@@ -271,7 +271,7 @@ def test_an_unchanged_store_judges_nothing_again(paths, monkeypatch: pytest.Monk
 def test_stale_ingest_folders_are_removed(paths) -> None:
     runs, db = paths
     write_record(make_record(), runs)
-    stale = db.parent / f"{store.BUILD_PREFIX}4242-abc"
+    stale = db.parent / f"{store_staging.BUILD_PREFIX}4242-abc"
     stale.mkdir(parents=True)
     (stale / "harness.duckdb").write_bytes(b"\0" * 1000)
     store.ingest(runs_dir=runs, db_path=db)
@@ -284,7 +284,7 @@ def test_a_record_the_database_refuses_is_named_and_the_others_go_in(paths, monk
     runs, db = paths
     write_record(make_record(), runs)
     store.ingest(runs_dir=runs, db_path=db)
-    monkeypatch.setitem(store.RUN_COLUMNS, "seed", "INTEGER")
+    monkeypatch.setitem(store_tables.RUN_COLUMNS, "seed", "INTEGER")
     big = write_record(make_record(seed=1 << 40), runs)
     for seed in (2, 3):
         write_record(make_record(seed=seed), runs)

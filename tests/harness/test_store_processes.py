@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import store
+from harness import store, store_staging
 from tests.conftest import REPO, harness_cli, make_record
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).strip(os.pathsep)}
@@ -63,7 +63,7 @@ def test_a_kill_9_mid_ingest_leaves_the_old_database_and_the_next_ingest_complet
     exe = str(Path(sys.executable).parent / "harness")
     proc = subprocess.Popen([exe, "ingest"], cwd=tmp_path, env=ENV, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
-    while not list(db.parent.glob(f"{store.BUILD_PREFIX}{proc.pid}-*")) and proc.poll() is None:
+    while not list(db.parent.glob(f"{store_staging.BUILD_PREFIX}{proc.pid}-*")) and proc.poll() is None:
         assert time.monotonic() < deadline
         time.sleep(0.01)
     time.sleep(delay)
@@ -72,7 +72,7 @@ def test_a_kill_9_mid_ingest_leaves_the_old_database_and_the_next_ingest_complet
     assert counts(db) in {(1, 2), (6001, 12002)}  # the old database, or (if the commit won the race) the new one
     result = store.ingest(runs_dir=runs, db_path=db)
     assert (result.total, result.errors) == (6001, [])
-    assert not list(db.parent.glob(f"{store.BUILD_PREFIX}*"))
+    assert not list(db.parent.glob(f"{store_staging.BUILD_PREFIX}*"))
     fresh = tmp_path / "fresh.duckdb"
     store.ingest(runs_dir=runs, db_path=fresh)
     for name in ("runs", "metrics", "verdicts"):
@@ -83,7 +83,7 @@ def test_a_kill_9_mid_ingest_leaves_the_old_database_and_the_next_ingest_complet
 READER = """
 import json, sys, time
 from pathlib import Path
-from harness import store
+from harness import store, store_staging
 db, seconds, seen = Path(sys.argv[1]), float(sys.argv[2]), []
 end = time.monotonic() + seconds
 while time.monotonic() < end:

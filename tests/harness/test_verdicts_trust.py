@@ -339,11 +339,12 @@ def test_harness_recipe_gives_the_hash_the_records_of_that_config_carry(toy) -> 
     import io
     import json
 
+    from harness import registry
     from harness.cli import main
     from harness.records import read_record
     from harness.runner import run
 
-    record = read_record(run("toy-paper", "budget", seed=3)[0])
+    record = read_record(run(registry.reproduction("toy-paper"), "budget", seed=3)[0])
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["recipe", "toy-paper", "--json"]) == 0

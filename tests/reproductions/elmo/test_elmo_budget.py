@@ -12,7 +12,7 @@ import pytest
 import torch
 import yaml
 
-from harness import runner
+from harness import registry, runner
 from harness.checkpoints import load_state
 from harness.runner import load_config, resolve_config
 from reproductions.elmo import BUDGET_TASK_MODELS
@@ -145,7 +145,9 @@ def test_the_chain_runs_and_the_task_model_holds_the_trained_bilm(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     runs = tmp_path / "results" / "runs"
-    [path] = runner.run("elmo", "budget", seed=1, config_path=_tiny_chain(tmp_path, tiny_root), runs_dir=runs)
+    [path] = runner.run(
+        registry.reproduction("elmo"), "budget", seed=1, config_path=_tiny_chain(tmp_path, tiny_root), runs_dir=runs
+    )
     records = {r["dataset"]: r for r in (json.loads(p.read_text()) for p in runs.glob("*.json"))}
     lm, task = records["debian-lm"], records["wordnet-lexname"]
     assert task["run_id"] == json.loads(path.read_text())["run_id"]

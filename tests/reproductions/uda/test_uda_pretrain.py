@@ -12,6 +12,7 @@ import pytest
 import torch
 import yaml
 
+from harness import registry
 from harness.chains import check_init_from
 from harness.checkpoints import load_state
 from harness.errors import HarnessError
@@ -137,7 +138,9 @@ def test_two_steps_store_a_checkpoint_that_a_uda_run_starts_from(tmp_path: Path,
     """The fine-tuning config's ``init_from`` runs the pre-training stage first (2 steps, held-out metrics, a
     checkpoint), then starts the classifier's encoder from that checkpoint's ``model.encoder.`` tensors."""
     runs = tmp_path / "results" / "runs"
-    [child_path] = run("uda", tier="smoke", config_path=write_chain(tmp_path, corpus), runs_dir=runs)
+    [child_path] = run(
+        registry.reproduction("uda"), tier="smoke", config_path=write_chain(tmp_path, corpus), runs_dir=runs
+    )
     child = read_record(child_path)
     [parent_id] = child.parents
     parent = read_record(runs / f"{parent_id}.json")
@@ -187,7 +190,7 @@ def test_full_pretrain_configs_resolve_and_chain(task: str) -> None:
 
 def test_the_run_is_identified_by_the_heads_file_content_not_its_path(tmp_path: Path) -> None:
     """``init_heads`` is a weights file like ``init_checkpoint``: the run id follows its content (harness.runner)."""
-    from harness.runner import _identity
+    from harness.training import identity
 
     config = load_config(CONFIGS / "full-yelp-2-bert-pretrain.yaml", "full")
     (tmp_path / "a").write_bytes(b"heads")
@@ -201,5 +204,5 @@ def test_the_run_is_identified_by_the_heads_file_content_not_its_path(tmp_path: 
             "init_heads": str(tmp_path / name),
             "init_checkpoint": str(tmp_path / "encoder"),
         }
-        keys.append(_identity(resolved))
+        keys.append(identity(resolved))
     assert keys[0] == keys[1] != keys[2] and "init_heads" not in keys[0]["system"]["init_args"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import runner
+from harness import registry, runner
 from harness.records import RunRecord, read_record
 from harness.rescore import rescore
 from tasks.tokenizers.artifacts import SHA_ARTIFACT
@@ -20,7 +20,9 @@ CONFIGS = Path(__file__).parents[3] / "reproductions" / "ulmfit" / "configs"
 def test_three_stage_smoke_chain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     runs = tmp_path / "results" / "runs"
-    [classifier_path] = runner.run("ulmfit", "smoke", config_path=CONFIGS / "smoke-classifier.yaml", runs_dir=runs)
+    [classifier_path] = runner.run(
+        registry.reproduction("ulmfit"), "smoke", config_path=CONFIGS / "smoke-classifier.yaml", runs_dir=runs
+    )
     records = [read_record(path) for path in runs.glob("*.json")]
     classifier = read_record(classifier_path)
     [lm_finetune] = [r for r in records if r.run_id in classifier.parents]
@@ -50,7 +52,9 @@ def test_forward_and_backward_chains_and_their_ensemble(tmp_path: Path, monkeypa
 
     monkeypatch.chdir(tmp_path)
     runs = tmp_path / "results" / "runs"
-    [path] = runner.run("ulmfit", "smoke", config_path=CONFIGS / "smoke-ensemble.yaml", runs_dir=runs)
+    [path] = runner.run(
+        registry.reproduction("ulmfit"), "smoke", config_path=CONFIGS / "smoke-ensemble.yaml", runs_dir=runs
+    )
     ensemble = read_record(path)
     fwd, bwd = (read_record(runs / f"{run_id}.json") for run_id in ensemble.parents)
     assert [r.config["data"]["init_args"].get("backwards", False) for r in (fwd, bwd)] == [False, True]

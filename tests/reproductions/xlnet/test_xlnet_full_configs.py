@@ -12,7 +12,8 @@ import pytest
 from harness import registry
 from harness.claims import registered_claims
 from harness.registry import load_object
-from harness.runner import _identity, check_arguments, load_config, resolve_config
+from harness.runner import check_arguments, load_config, resolve_config
+from harness.training import identity
 from reproductions.xlnet.system import size_of
 from tasks.glue import LAYOUTS as GLUE
 from tasks.glue.data import dev_tasks
@@ -77,7 +78,7 @@ def test_checkpoint_on_the_command_line_names_the_weights_and_their_hash_the_run
     weights.write_bytes(b"weights")
     resolved = resolve_config(config, "full", None, 0, None, checkpoint=str(weights))
     assert resolved["system"]["init_args"]["checkpoint"] == str(weights)
-    key = _identity(resolved)
+    key = identity(resolved)
     assert "checkpoint" not in key["system"]["init_args"] and len(key["checkpoint_sha256"]) == 64
 
 

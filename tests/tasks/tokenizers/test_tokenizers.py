@@ -16,7 +16,7 @@ import pytest
 import torch
 import yaml
 
-from harness import runner
+from harness import registry, runner, training
 from harness.errors import HarnessError
 from harness.records import file_sha256, read_record
 from tasks.debian_corpora.sources import read_wordnet
@@ -439,12 +439,16 @@ def test_a_run_cites_its_tokenizer(toy: Path, trained: dict[str, Tokenizer], mon
     config["trainer"]["max_epochs"] = 1
     path = toy / "tokenized.yaml"
     path.write_text(yaml.safe_dump(config))
-    (record,) = runner.run("toy-paper", "smoke", config_path=path, runs_dir=toy / "results" / "runs")
+    (record,) = runner.run(
+        registry.reproduction("toy-paper"), "smoke", config_path=path, runs_dir=toy / "results" / "runs"
+    )
     artifacts = read_record(record).artifacts
     assert artifacts["tokenizer"] == str(stored) and artifacts["tokenizer_sha256"] == trained["wordpiece"].digest
     del config["data"]["init_args"]["tokenizer"]
     path.write_text(yaml.safe_dump(config))
-    (record,) = runner.run("toy-paper", "smoke", config_path=path, runs_dir=toy / "results" / "runs")
+    (record,) = runner.run(
+        registry.reproduction("toy-paper"), "smoke", config_path=path, runs_dir=toy / "results" / "runs"
+    )
     artifacts = read_record(record).artifacts
     assert artifacts["tokenizer"] == f"results/tokenizers/{artifacts['tokenizer_sha256']}.json"
     assert file_sha256(toy / artifacts["tokenizer"]) == artifacts["tokenizer_sha256"]
@@ -453,7 +457,7 @@ def test_a_run_cites_its_tokenizer(toy: Path, trained: dict[str, Tokenizer], mon
     config["seed"] = 1
     path.write_text(yaml.safe_dump(config))
     with pytest.raises(HarnessError, match=rf"^{stored}: tokenizer sha256 does not match its name"):
-        runner.run("toy-paper", "smoke", config_path=path, runs_dir=toy / "results" / "runs")
+        runner.run(registry.reproduction("toy-paper"), "smoke", config_path=path, runs_dir=toy / "results" / "runs")
 
 
 def test_a_tokenizer_trained_in_a_run_is_registered(trained: dict[str, Tokenizer], tmp_path: Path) -> None:
@@ -464,4 +468,4 @@ def test_a_tokenizer_trained_in_a_run_is_registered(trained: dict[str, Tokenizer
     cited = register(owner, trained["unigram"], tmp_path)
     assert cited == {"tokenizer": str(tmp_path / f"{trained['unigram'].digest}.model"),
                      "tokenizer_sha256": trained["unigram"].digest}  # fmt: skip
-    assert runner._owned_artifacts(owner, object()) == cited  # what the runner adds to every record's artifacts
+    assert training._owned_artifacts(owner, object()) == cited  # what the runner adds to every record's artifacts
