@@ -40,7 +40,7 @@ SOURCE_FORMS = (
 )
 Condition = str | int | float | bool
 PERCENT_UNITS = ("%", "percent")
-ARCH_METRICS = ("params_m", "macs_m", "params", "macs")  # what the arch tier records (harness.runner.run_arch)
+ARCH_METRICS = ("params_m", "macs_m", "params", "macs")  # what the arch tier records (harness.arch.run_arch)
 
 
 def _finite_number(value: Any) -> Any:
@@ -489,7 +489,6 @@ def load_claims(
 
 def vocabulary(repro: Any) -> Vocabulary:
     """What ``repro``'s claims may name, from the registry and the paper's configs (see :class:`Vocabulary`)."""
-    from harness import registry
     from harness.runner import CONFIG_KEYS
 
     tasks = registry.tasks().values()

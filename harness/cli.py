@@ -9,9 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness import registry  # these three import the standard library only
+# these import the standard library only; a command imports the rest (pydantic, duckdb, numpy, torch) when it runs
+from harness import registry
 from harness.errors import HarnessError
+from harness.suggest import did_you_mean
 from harness.tables import json_safe, table
+from harness.tiers import TIERS
 
 
 def _emit(data: Any, as_json: bool, columns: Sequence[str] | None = None) -> None:
@@ -70,7 +73,6 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     from harness.profile import profile_model
-    from harness.suggest import did_you_mean
 
     known = registry.models()
     if args.model not in known:
@@ -310,8 +312,6 @@ def _task_options(task: Any, extra: list[str]) -> dict[str, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from harness.tiers import TIERS
-
     parser = argparse.ArgumentParser(prog="harness", description="Reproduce ML papers' claims and judge them.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
