@@ -20,11 +20,10 @@ from typing import Any
 
 import yaml
 
-from harness import arch, registry
+from harness import arch, registry, report
 from harness.errors import HarnessError
 from harness.pipeline_files import STAGES_DIR, Layout, PipelineError, load_params, relative
 from harness.records import RUNS_DIR, atomic_write_text, check_writable, read_record, record_path
-from harness.report import read, stale_note, text
 from harness.runner import run
 from harness.store import ingest, report_ingest
 from harness.summary import quiet_lightning
@@ -107,11 +106,11 @@ def stage(paper: str, layout: Layout, jobs: int | None = None) -> int:
         _ingest()
     if code != 0:
         return code
-    report = _report(paper)
+    status = _show_report(paper)
     summary = {"paper": paper, "params": params, "runs": runs}
     write_metrics_and_plots(paper, [run_id for run in runs for run_id in run["run_ids"]])
     atomic_write_text(STAGES_DIR / f"{paper}.json", json.dumps(summary, indent=2) + "\n", overwrite=True)
-    return report
+    return status
 
 
 def _ingest() -> None:
@@ -123,16 +122,16 @@ def _ingest() -> None:
         print(f"harness: error: {exc}", file=sys.stderr)
 
 
-def _report(paper: str) -> int:
+def _show_report(paper: str) -> int:
     """Print the paper's verdicts as ``harness report --paper PAPER`` does; its exit status (2: an error, named)."""
     try:
-        rows, note = read(paper), stale_note()
+        rows, note = report.read(paper), report.stale_note()
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         return 2
     if note:
         print(f"harness: note: {note}", file=sys.stderr)
-    print(text(rows), flush=True)
+    print(report.text(rows), flush=True)
     return 0
 
 
@@ -239,7 +238,7 @@ def write_metrics_and_plots(paper: str, run_ids: list[str]) -> None:
     """The stage's ``metrics`` file and its ``plots`` file: one point per claim with a measured mean (reported vs
     measured, from the paper's report rows; a NaN is no measure, as in ``harness report --json``)."""
     try:
-        rows = json_safe(read(paper))
+        rows = json_safe(report.read(paper))
     except HarnessError:
         rows = []
     points = [

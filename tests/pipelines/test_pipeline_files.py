@@ -134,3 +134,16 @@ def test_tier_variants_run_their_config(tmp_path: Path) -> None:
 def test_bad_params_are_named(params: dict, message: str) -> None:
     with pytest.raises(pipeline_files.PipelineError, match=message):
         tier_commands("p", params)
+
+
+def test_the_printed_command_line_makes_the_run_the_worker_makes() -> None:
+    """The ``harness run`` line a stage prints (and keeps in its summary) parses back, by the CLI's own parser, to the
+    arguments its worker gives harness.runner.run."""
+    from harness.cli import build_parser
+
+    command = RunCommand(
+        "smoke-coco", "p", "smoke", config="p/configs/smoke-coco.yaml", data_root="/d", model="m", seed=3
+    )
+    args = build_parser().parse_args(command.argv("harness")[1:])
+    parsed = (args.paper, args.tier, args.config.as_posix(), args.data_root, args.model, args.seed)
+    assert parsed == (command.paper, command.tier, command.config, command.data_root, command.model, command.seed)
