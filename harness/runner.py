@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from harness import configfile
 from harness.distributed import check_trainer, unpadded_test_loaders
 from harness.errors import HarnessError
 from harness.records import (
@@ -107,21 +108,10 @@ def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUN
 
 
 def read_config(path: Path, tier: str, allowed: set[str], what: str = "a tier config") -> dict[str, Any]:
-    """Read a YAML config mapping with only ``allowed`` keys whose ``tier`` (if given) is ``tier``; errors name the
-    file and the key. Shared by the harness's tier configs and plugins' own (e.g. sweep) configs."""
-    try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise HarnessError(f"{path}: cannot read config: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise HarnessError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
-        raise HarnessError(f"{where}: invalid YAML: {problem}") from None
-    if not isinstance(config, dict):
-        raise HarnessError(f"{path}: {what} is a mapping")
+    """Read a YAML config mapping (its ``_base_`` files merged, harness.configfile) with only ``allowed`` keys whose
+    ``tier`` (if given) is ``tier``; errors name the file and the key. Shared by the harness's tier configs and
+    plugins' own (e.g. sweep) configs."""
+    config = configfile.read(path, what).tree  # with its _base_ files merged
     unknown = set(config) - allowed
     if unknown:
         raise HarnessError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
