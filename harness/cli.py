@@ -127,13 +127,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Run, ingest, then show what was measured and the verdicts it gave (JSON: records, results and the ingest)."""
     from harness.distributed import is_rank_zero
     from harness.records import written_records
-    from harness.runner import run
+    from harness.runner import parse_set, run
     from harness.store import ingest
     from harness.summary import quiet_lightning, read_verdicts, run_rows
 
     quiet_lightning()
+    sets = dict(parse_set(text) for text in args.set or [])
     earlier = len(written_records())  # records of earlier commands in this process (a test's) are not this run's
-    paths = run(args.paper, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint)
+    paths = run(
+        args.paper, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint, sets=sets
+    )
     if not is_rank_zero():  # another process of a multi-process run (harness.distributed): rank 0 ingests
         return 0
     result = ingest([*paths, *written_records()[earlier:]])  # by path: O(new), no scan of results/runs/
@@ -393,6 +396,10 @@ def build_parser() -> argparse.ArgumentParser:
         "such as a chain's later stage, which runs its init_from stage first when that has not run)",
     )  # fmt: skip
     p.add_argument("--checkpoint", help="weights to evaluate (tier weights): .safetensors or a torch state dict")
+    p.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="set one config key for this run (repeatable; the value is "
+        "YAML), e.g. --set trainer.max_steps=100 --set system.init_args.lr=0.1: part of the run's config and run id",
+    )  # fmt: skip
     p = command("recipe", "the recipe hash of a tier config and model, as a budget plan fixes it")
     p.add_argument("paper")
     p.add_argument("--tier", choices=TIERS, default="budget")

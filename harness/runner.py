@@ -15,13 +15,14 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from harness import configfile
+from harness import configfile, dotted
 from harness.distributed import check_trainer, unpadded_test_loaders
 from harness.errors import HarnessError
 from harness.records import (
@@ -141,12 +142,10 @@ TYPES = {  # dotted key -> (type, what a wrong value is told): what the runner r
 def check_types(path: Path, config: dict[str, Any]) -> None:
     """Each key of :data:`TYPES` that a config gives has its type (so a list where a mapping belongs is an error
     naming the key, not a TypeError after the data was prepared); ``overrides`` rows are mappings too."""
-    for dotted, (kind, what) in TYPES.items():
-        node: Any = config
-        for part in dotted.split("."):
-            node = node.get(part) if isinstance(node, dict) else None
+    for key, (kind, what) in TYPES.items():
+        node = dotted.get(config, key, None)
         if node is not None and not isinstance(node, kind):
-            raise HarnessError(f"{path}: key {dotted!r} is {what}, not {node!r}")
+            raise HarnessError(f"{path}: key {key!r} is {what}, not {node!r}")
     for model, row in (config.get("overrides") or {}).items():
         if not isinstance(row, dict):
             raise HarnessError(f"{path}: key 'overrides.{model}' is a mapping of dotted key to value, not {row!r}")
@@ -194,9 +193,10 @@ def resolve_config(
     seed: int | None,
     data_root: str | None,
     checkpoint: str | None = None,
+    sets: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Apply the model's ``overrides`` and the command-line overrides; the result is what the run's id and
-    record are made from."""
+    """Apply the model's ``overrides``, then ``sets`` (dotted key -> value: ``--set``, a sweep's cell), then the
+    command-line options; the result is what the run's id and record are made from."""
     resolved = copy.deepcopy(config)
     resolved["tier"] = tier
     resolved["model"] = model or config["model"]
@@ -205,6 +205,8 @@ def resolve_config(
     resolved["data"].setdefault("init_args", {})
     resolved["system"].setdefault("init_args", {})
     apply_overrides(resolved, resolved["model"])
+    for key, value in (sets or {}).items():
+        apply_set(resolved, key, value)
     if "init_from" in resolved and resolved["init_from"] is None:  # a model whose override starts it from nothing
         del resolved["init_from"]
     if data_root is not None:
@@ -255,19 +257,46 @@ def check_arguments(path: Path, resolved: dict[str, Any]) -> None:
 
 def apply_overrides(config: dict[str, Any], model: str) -> None:
     """Set the config's ``overrides`` row of ``model`` (dotted key -> value) in place, and drop ``overrides``."""
-    for dotted, value in (config.pop("overrides", None) or {}).get(model, {}).items():
-        _set_dotted(config, dotted, value)
+    for key, value in (config.pop("overrides", None) or {}).get(model, {}).items():
+        _set_dotted(config, key, value)
 
 
-def _set_dotted(config: dict[str, Any], dotted: str, value: Any) -> None:
+def _set_dotted(config: dict[str, Any], key: str, value: Any) -> None:
     """``overrides`` rows name keys like ``data.init_args.image_size``; every parent must exist."""
-    *parents, last = dotted.split(".")
-    node = config
-    for part in parents:
-        if not isinstance(node.get(part), dict):
-            raise HarnessError(f"override {dotted!r}: the config has no mapping {part!r} on that path")
-        node = node[part]
-    node[last] = value
+    try:
+        dotted.assign(config, key, value)
+    except (KeyError, ValueError) as exc:
+        raise HarnessError(f"override {key!r}: {exc.args[0]}") from None
+
+
+SET_ROOTS = ("system.init_args", "data.init_args", "trainer", "prepare.args", "evaluate", "protocol", "fit",
+             "save_checkpoint", "seed")  # fmt: skip
+
+
+def apply_set(config: dict[str, Any], key: str, value: Any) -> None:
+    """One ``--set key=value``: ``key`` lies under what a run may change (:data:`SET_ROOTS`; the model is
+    ``--model``, the classes are the config's); missing parents of a class's or the trainer's arguments are made."""
+    if not any(key == root or key.startswith(f"{root}.") for root in SET_ROOTS):
+        raise HarnessError(f"--set {key}=...: {key!r} is not a key a run may set; it starts with one of {SET_ROOTS}")
+    try:
+        dotted.assign(config, key, value, create=True)
+    except (KeyError, ValueError) as exc:
+        raise HarnessError(f"--set {key}=...: {exc.args[0]}") from None
+
+
+def parse_set(text: str) -> tuple[str, Any]:
+    """``key=value`` with the value read as YAML (``3`` an integer, ``true`` a boolean, ``[1, 2]`` a list,
+    ``"3"`` a string; ``1e-3`` a number, which YAML 1.1 would read as text); an error names the text."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise HarnessError(f"--set {text!r}: give key=value (e.g. trainer.max_steps=100)")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as exc:
+        raise HarnessError(f"--set {text!r}: the value is not YAML: {' '.join(str(exc).split())}") from None
+    if isinstance(value, str) and raw.strip() == value and re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+", value):
+        value = float(value)
+    return key.strip(), value
 
 
 def _file_sha256(path: str) -> str:
@@ -501,8 +530,10 @@ def run(
     config_path: Path | None = None,
     runs_dir: Path = RUNS_DIR,
     checkpoint: str | None = None,
+    sets: Mapping[str, Any] | None = None,
 ) -> list[Path]:
-    """Run one tier of one paper and return the paths of its run records."""
+    """Run one tier of one paper and return the paths of its run records (``sets``: dotted key -> value, applied
+    after the model's overrides, as ``--set`` gives them)."""
     from harness import registry
 
     repro = registry.reproduction(paper)
@@ -517,9 +548,11 @@ def run(
     if not path.exists():
         raise HarnessError(f"{path}: no {tier!r} config for {paper!r}; tiers available: {', '.join(repro.tiers)}")
     if repro.runner is not None:
+        if sets:
+            raise HarnessError(f"{paper!r} runs its tiers with its own runner ({repro.runner}), which takes no --set")
         custom = load_object(repro.runner)
         return custom(repro, path, tier=tier, model=model, seed=seed, data_root=data_root, runs_dir=runs_dir)
-    resolved = resolve_config(load_config(path, tier), tier, model, seed, data_root, checkpoint)
+    resolved = resolve_config(load_config(path, tier), tier, model, seed, data_root, checkpoint, sets)
     repro.model(resolved["model"])
     check_arguments(path, resolved)
     if "init_from" in resolved:
