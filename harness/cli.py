@@ -328,7 +328,7 @@ def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
         if not (Path(path).is_file() or Path(path).is_dir()):  # a FIFO would block, /dev/zero fill the memory
             raise HarnessError(f"{path}: given to {name} but not a regular file or folder (a FIFO or device)")
     if task.protocol:
-        print(f"harness: note: {task.id} scores with protocol {task.protocol!r}", file=sys.stderr)
+        print(f"harness: note: {task.id} scores with protocol {task.protocol.id!r}", file=sys.stderr)
     result = task.scorer()(Path(args.references), Path(args.predictions), **{k: Path(v) for k, v in options.items()})
     _emit(result, args.json)  # an undefined score (e.g. a class absent from the references) is NaN here, null in JSON
     return 0

@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from harness import dotted
 from harness.errors import HarnessError
 from harness.tiers import TIERS
 
@@ -596,13 +597,8 @@ def write_record(record: RunRecord, runs_dir: Path = RUNS_DIR) -> Path:
     return path
 
 
-def record_value(record: RunRecord, dotted: str) -> Any:
+def record_value(record: RunRecord, path: str) -> Any:
     """The record's value at ``metrics.<name>`` or ``config.<dotted.path>`` (a claim's conditions, a trend rule's axes,
     a premise's paths); None when absent."""
-    head, _, rest = dotted.partition(".")
-    node: Any = record.metrics if head == "metrics" else (record.config or {})
-    for part in rest.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
+    head, _, rest = path.partition(".")
+    return dotted.get(record.metrics if head == "metrics" else (record.config or {}), rest, None)

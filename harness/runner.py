@@ -22,7 +22,8 @@ from typing import Any
 
 import yaml
 
-from harness import configfile, dotted
+from harness import dotted
+from harness.config import check_resolved, check_seed, load_config
 from harness.distributed import check_trainer, unpadded_test_loaders
 from harness.errors import HarnessError
 from harness.records import (
@@ -41,15 +42,9 @@ from harness.records import (
 )
 from harness.registry import Reproduction, load_object
 
-CONFIG_KEYS = {
-    "tier", "model", "seed", "protocol", "fit", "prepare", "system", "data", "trainer", "evaluate", "overrides",
-    "save_checkpoint", "init_from",
-}  # fmt: skip
 LIGHTNING_DIR = Path("results/lightning")
 # system arguments naming weight files: a run is identified by the files' content (evaluated or fine-tuned from)
 WEIGHT_ARGS = ("checkpoint", "init_checkpoint", "init_heads")
-MAX_SEED = 2**32 - 1  # numpy's seed range, which Lightning's seed_everything keeps to
-RUN_ID_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # what a dataset or split may be inside a run id
 TOKENIZER_FILE = re.compile(r"[0-9a-f]{64}\.(?:json|model)")  # a stored tokenizer (tasks.tokenizers.artifacts)
 
 
@@ -108,84 +103,6 @@ def run_arch(repro: Reproduction, model: str | None = None, runs_dir: Path = RUN
     return written
 
 
-def read_config(path: Path, tier: str, allowed: set[str], what: str = "a tier config") -> dict[str, Any]:
-    """Read a YAML config mapping (its ``_base_`` files merged, harness.configfile) with only ``allowed`` keys whose
-    ``tier`` (if given) is ``tier``; errors name the file and the key. Shared by the harness's tier configs and
-    plugins' own (e.g. sweep) configs."""
-    config = configfile.read(path, what).tree  # with its _base_ files merged
-    unknown = set(config) - allowed
-    if unknown:
-        raise HarnessError(f"{path}: unknown key(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
-    if config.get("tier", tier) != tier:
-        raise HarnessError(f"{path}: key 'tier' is {config['tier']!r} but the run asked for tier {tier!r}")
-    return config
-
-
-TYPES = {  # dotted key -> (type, what a wrong value is told): what the runner relies on before anything runs
-    "tier": (str, "a tier name"),
-    "model": (str, "a model id"),
-    "protocol": (str, "a protocol name"),
-    "fit": (bool, "true or false"),
-    "trainer": (dict, "a mapping of pytorch_lightning.Trainer arguments"),
-    "overrides": (dict, "a mapping of model id to {dotted key: value}"),
-    "prepare": (dict, "a mapping with 'function' (and optional 'args')"),
-    "prepare.function": (str, "'module:function'"),
-    "prepare.args": (dict, "a mapping of keyword arguments"),
-    "system.class_path": (str, "'module:Class'"),
-    "system.init_args": (dict, "a mapping of argument names to values"),
-    "data.class_path": (str, "'module:Class'"),
-    "data.init_args": (dict, "a mapping of argument names to values"),
-    "data.init_args.data_root": (str, "a path"),
-}
-
-
-def check_types(path: Path, config: dict[str, Any]) -> None:
-    """Each key of :data:`TYPES` that a config gives has its type (so a list where a mapping belongs is an error
-    naming the key, not a TypeError after the data was prepared); ``overrides`` rows are mappings too."""
-    for key, (kind, what) in TYPES.items():
-        node = dotted.get(config, key, None)
-        if node is not None and not isinstance(node, kind):
-            raise HarnessError(f"{path}: key {key!r} is {what}, not {node!r}")
-    for model, row in (config.get("overrides") or {}).items():
-        if not isinstance(row, dict):
-            raise HarnessError(f"{path}: key 'overrides.{model}' is a mapping of dotted key to value, not {row!r}")
-
-
-def load_config(path: Path, tier: str) -> dict[str, Any]:
-    """Read and check a tier config; errors name the file and the key."""
-    config = read_config(path, tier, CONFIG_KEYS)
-    for key in ("model", "system", "data", "evaluate"):
-        if key not in config:
-            raise HarnessError(f"{path}: missing key {key!r}")
-    for key in ("system", "data"):
-        if not isinstance(config[key], dict) or "class_path" not in config[key]:
-            raise HarnessError(f"{path}: key {key!r} needs 'class_path' (and optional 'init_args')")
-    check_types(path, config)
-    entries = config["evaluate"]
-    if (
-        not isinstance(entries, list)
-        or not entries
-        or not all(isinstance(e, dict) and {"dataset", "split"} <= e.keys() for e in entries)
-    ):
-        raise HarnessError(f"{path}: key 'evaluate' is a non-empty list of {{dataset, split}} mappings")
-    for index, entry in enumerate(entries):
-        for key in ("dataset", "split"):
-            if not isinstance(entry[key], str) or not RUN_ID_PART.fullmatch(entry[key]):
-                raise HarnessError(
-                    f"{path}: key 'evaluate[{index}].{key}': {entry[key]!r} cannot be part of a run id (letters, "
-                    "digits, '.', '_' and '-', starting with a letter or digit)"
-                )
-    if "seed" in config:
-        check_seed(config["seed"], f"{path}: key 'seed'")
-    if not isinstance(config.get("save_checkpoint", False), bool):
-        raise HarnessError(f"{path}: key 'save_checkpoint' is true or false")
-    if "init_from" in config:
-        from harness.chains import check_init_from
-
-        check_init_from(path, config["init_from"])
-    return config
-
-
 def resolve_config(
     config: dict[str, Any],
     tier: str,
@@ -194,9 +111,11 @@ def resolve_config(
     data_root: str | None,
     checkpoint: str | None = None,
     sets: Mapping[str, Any] | None = None,
+    path: Path | None = None,
 ) -> dict[str, Any]:
     """Apply the model's ``overrides``, then ``sets`` (dotted key -> value: ``--set``, a sweep's cell), then the
-    command-line options; the result is what the run's id and record are made from."""
+    command-line options; the result, checked against the schema (harness.config: an error names the ``--set`` or
+    the override of ``path`` at fault), is what the run's id and record are made from."""
     resolved = copy.deepcopy(config)
     resolved["tier"] = tier
     resolved["model"] = model or config["model"]
@@ -204,6 +123,7 @@ def resolve_config(
     resolved.setdefault("fit", True)
     resolved["data"].setdefault("init_args", {})
     resolved["system"].setdefault("init_args", {})
+    row = dict((config.get("overrides") or {}).get(resolved["model"]) or {})
     apply_overrides(resolved, resolved["model"])
     for key, value in (sets or {}).items():
         apply_set(resolved, key, value)
@@ -214,16 +134,10 @@ def resolve_config(
         resolved.pop("prepare", None)  # the user's data is used as it is
     if checkpoint is not None:
         resolved["system"]["init_args"]["checkpoint"] = checkpoint
+    check_resolved(resolved, row, sets or {}, path)
     if not resolved["fit"] and not resolved["system"]["init_args"].get("checkpoint") and "init_from" not in resolved:
         raise HarnessError(f"tier {tier!r} evaluates given weights: pass --checkpoint PATH (or set it in --config)")
     return resolved
-
-
-def check_seed(seed: Any, where: str) -> int:
-    """A seed is an integer from 0 to :data:`MAX_SEED`; anything else is an error naming ``where`` it came from."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise HarnessError(f"{where}: {seed!r} is not a seed (an integer from 0 to {MAX_SEED})")
-    return seed
 
 
 def _unknown_arguments(target: Any, given: dict[str, Any], name: str, where: str) -> None:
@@ -248,9 +162,7 @@ def check_arguments(path: Path, resolved: dict[str, Any]) -> None:
         _unknown_arguments(
             load_object(spec["class_path"]), spec["init_args"], spec["class_path"], f"{path}: key '{key}.init_args'"
         )
-    trainer = resolved.get("trainer") or {}
-    if not isinstance(trainer, dict):
-        raise HarnessError(f"{path}: key 'trainer' is a mapping of pytorch_lightning.Trainer arguments")
+    trainer = resolved.get("trainer") or {}  # a mapping or null: harness.config
     _unknown_arguments(pl.Trainer, trainer, "pytorch_lightning.Trainer", f"{path}: key 'trainer'")
     check_trainer(trainer, f"{path}: key 'trainer'", bool(resolved.get("save_checkpoint")))  # harness.distributed
 
@@ -258,15 +170,14 @@ def check_arguments(path: Path, resolved: dict[str, Any]) -> None:
 def apply_overrides(config: dict[str, Any], model: str) -> None:
     """Set the config's ``overrides`` row of ``model`` (dotted key -> value) in place, and drop ``overrides``."""
     for key, value in (config.pop("overrides", None) or {}).get(model, {}).items():
-        _set_dotted(config, key, value)
+        _assign(config, key, value, f"override {key!r}")  # every parent of an override's key must exist
 
 
-def _set_dotted(config: dict[str, Any], key: str, value: Any) -> None:
-    """``overrides`` rows name keys like ``data.init_args.image_size``; every parent must exist."""
+def _assign(config: dict[str, Any], key: str, value: Any, what: str, create: bool = False) -> None:
     try:
-        dotted.assign(config, key, value)
+        dotted.assign(config, key, value, create)
     except (KeyError, ValueError) as exc:
-        raise HarnessError(f"override {key!r}: {exc.args[0]}") from None
+        raise HarnessError(f"{what}: {exc.args[0]}") from None
 
 
 SET_ROOTS = ("system.init_args", "data.init_args", "trainer", "prepare.args", "evaluate", "protocol", "fit",
@@ -278,10 +189,7 @@ def apply_set(config: dict[str, Any], key: str, value: Any) -> None:
     ``--model``, the classes are the config's); missing parents of a class's or the trainer's arguments are made."""
     if not any(key == root or key.startswith(f"{root}.") for root in SET_ROOTS):
         raise HarnessError(f"--set {key}=...: {key!r} is not a key a run may set; it starts with one of {SET_ROOTS}")
-    try:
-        dotted.assign(config, key, value, create=True)
-    except (KeyError, ValueError) as exc:
-        raise HarnessError(f"--set {key}=...: {exc.args[0]}") from None
+    _assign(config, key, value, f"--set {key}=...", create=True)
 
 
 def parse_set(text: str) -> tuple[str, Any]:
@@ -552,7 +460,7 @@ def run(
             raise HarnessError(f"{paper!r} runs its tiers with its own runner ({repro.runner}), which takes no --set")
         custom = load_object(repro.runner)
         return custom(repro, path, tier=tier, model=model, seed=seed, data_root=data_root, runs_dir=runs_dir)
-    resolved = resolve_config(load_config(path, tier), tier, model, seed, data_root, checkpoint, sets)
+    resolved = resolve_config(load_config(path, tier), tier, model, seed, data_root, checkpoint, sets, path)
     repro.model(resolved["model"])
     check_arguments(path, resolved)
     if "init_from" in resolved:

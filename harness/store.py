@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from harness import dotted
 from harness.errors import HarnessError
 from harness.records import (
     MAX_RECORD_BYTES,
@@ -328,11 +329,7 @@ def _record_shape() -> str:
     for name, kind in RUN_COLUMNS.items():
         if name == "record":
             continue
-        *parents, last = RUN_PATHS.get(name, name).split(".")
-        node = shape
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = "VARCHAR" if kind == "TIMESTAMP" else kind
+        dotted.assign(shape, RUN_PATHS.get(name, name), "VARCHAR" if kind == "TIMESTAMP" else kind, create=True)
     return json.dumps(shape)
 
 
@@ -340,7 +337,7 @@ def _column_sql(name: str, kind: str) -> str:
     """The SQL that takes column ``name`` of ``runs`` out of ``t``, the record's transformed JSON (``r``: as it is)."""
     if name == "record":
         return "r"
-    expr = "t." + ".".join(f'"{part}"' for part in RUN_PATHS.get(name, name).split("."))
+    expr = "t." + ".".join(f'"{part}"' for part in dotted.parts(RUN_PATHS.get(name, name)))
     if kind == "JSON":
         return f"nullif({expr}, 'null')"
     return f"{expr}::TIMESTAMP" if kind == "TIMESTAMP" else expr

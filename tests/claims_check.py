@@ -17,23 +17,10 @@ import functools
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from harness import registry
+from harness import configfile, dotted, registry
 from harness.claims import Claim
 from harness.runner import apply_overrides
 from harness.tiers import JUDGING_TIERS
-
-_ABSENT = object()
-
-
-def _value(config: dict[str, Any], dotted: str) -> Any:
-    node: Any = config
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return _ABSENT
-        node = node[part]
-    return node
 
 
 def _sets(config: dict[str, Any], model: str, conditions: dict[str, Any]) -> bool:
@@ -41,7 +28,7 @@ def _sets(config: dict[str, Any], model: str, conditions: dict[str, Any]) -> boo
     applied, as :func:`harness.runner.resolve_config` applies them)."""
     resolved = copy.deepcopy(config)
     apply_overrides(resolved, model)
-    return all(_value(resolved, key) == value for key, value in conditions.items())
+    return all(dotted.get(resolved, key) == value for key, value in conditions.items())
 
 
 def _configs(repro: registry.Reproduction) -> list[dict[str, Any]]:
@@ -52,7 +39,7 @@ def _configs(repro: registry.Reproduction) -> list[dict[str, Any]]:
 def _parsed_configs(folder: Path) -> list[dict[str, Any]]:
     """Each tier config of a folder, parsed once per test session (a paper with hundreds of claims reads them
     for every claim)."""
-    return [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml"))]
+    return [configfile.read(path).tree for path in sorted(folder.glob("*.yaml"))]  # _base_ files merged
 
 
 def _runs_write(claim: Claim, paper: str, model: str, conditions: dict[str, Any]) -> bool:

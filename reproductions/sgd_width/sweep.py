@@ -46,7 +46,7 @@ from harness.records import (
     write_record,
 )
 from harness.registry import Reproduction, load_object
-from harness.runner import read_config
+from harness.config import read_config
 from reproductions.sgd_width.variants import FAMILIES, PARAMETERIZATIONS, model_id, noise_scale, normalized_noise_scale
 
 CONFIG_KEYS = {"tier", "protocol", "dataset", "split", "seeds", "data", "training", "executor", "studies"}
