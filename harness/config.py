@@ -287,15 +287,17 @@ def describe(error: Mapping[str, Any]) -> str:
     if kind == "extra_forbidden":
         holder = _model_at(loc[:-1])
         known = list(holder.model_fields) if holder is not None else []
-        return f"unknown key{did_you_mean(str(loc[-1]), known)}; the keys here are {', '.join(known)}"
+        where = f"of {key_of(loc[:-1])!r}" if loc[:-1] else "of a tier config"
+        return f"unknown key{did_you_mean(str(loc[-1]), known)}; the keys {where} are {', '.join(known)}"
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return f"a mapping, not {value!r}"
     return error["msg"].removeprefix("Value error, ")
 
 
 def _first_problem(exc: ValidationError) -> tuple[str, str]:
-    """The key and message of the first problem, with how many more there are."""
-    errors = exc.errors()
+    """The key and message of the first problem (an unknown key first: it may be a misspelt one that is missing),
+    with how many more there are."""
+    errors = sorted(exc.errors(), key=lambda error: error["type"] != "extra_forbidden")
     key, message = key_of(tuple(errors[0]["loc"])), describe(errors[0])
     more = len(errors) - 1
     return key, message + (f" (and {more} more problem{'s' * (more > 1)} in this config)" if more else "")
