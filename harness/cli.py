@@ -160,7 +160,7 @@ def _tier_config(args: argparse.Namespace, seed: int | None, data_root: str | No
     path = args.config or repro.config_path(args.tier)
     if not path.exists():
         raise HarnessError(f"{path}: no {args.tier!r} config for {args.paper!r}")
-    resolved = resolve_config(load_config(path, args.tier), args.tier, args.model, seed, data_root)
+    resolved = resolve_config(load_config(path, args.tier), args.tier, args.model, seed, data_root, path=path)
     repro.model(resolved["model"])  # an unknown model id is an error with a "did you mean"
     return repro, path, resolved
 

@@ -229,7 +229,7 @@ class TierConfig(_Strict):
     seed: Seed = 0
     protocol: Annotated[str | None, BeforeValidator(_protocol)] = None
     fit: Flag = True
-    prepare: Annotated[Prepare, _typed(dict, "a mapping with 'function' (and optional 'args')")] | None = None
+    prepare: Annotated[Prepare, _typed(dict, "a mapping with 'function' (and optional 'args')")] = None  # or absent
     system: Annotated[ClassSpec, _typed(dict, "a mapping with 'class_path' (and optional 'init_args')")]
     data: Annotated[DataSpec, _typed(dict, "a mapping with 'class_path' (and optional 'init_args')")]
     trainer: Annotated[dict | None, _typed(dict, "a mapping of pytorch_lightning.Trainer arguments", optional=True)] = (
@@ -241,7 +241,7 @@ class TierConfig(_Strict):
         _typed(dict, "a mapping of model id to {dotted key: value}", optional=True),
     ] = None
     save_checkpoint: Flag = False
-    init_from: InitFrom | None = None
+    init_from: InitFrom | None = None  # null: no parent (a variant of a chain's stage, or a model's override row)
 
 
 CONFIG_KEYS = frozenset(TierConfig.model_fields)  # what a tier config (and a run record's config) may hold at the top
