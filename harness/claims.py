@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from harness import configfile
 from harness.errors import HarnessError
 from harness.protocols import check as check_protocol
 from harness.tiers import CLAIM_KINDS
@@ -509,12 +510,13 @@ def vocabulary(repro: Any) -> Vocabulary:
 
 
 def _evaluated_datasets(repro: Any) -> set[str]:
-    """The datasets the paper's tier configs evaluate (read loosely: a broken config is ``harness run``'s error)."""
+    """The datasets the paper's tier configs evaluate, their ``_base_`` files merged (read loosely: a broken config
+    is ``harness run``'s error)."""
     found: set[str] = set()
     for path in sorted((repro.root / "configs").glob("*.yaml")):
         try:
-            config = yaml.load(path.read_text(encoding="utf-8"), Loader=_SafeLoader)  # noqa: S506 (a safe loader)
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            config = configfile.read(path).tree
+        except HarnessError:
             continue
         entries = config.get("evaluate") if isinstance(config, dict) else None
         found |= {e["dataset"] for e in entries or [] if isinstance(e, dict) and isinstance(e.get("dataset"), str)}
