@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from harness import configfile
 from harness.errors import HarnessError
 from harness.tiers import CLAIM_KINDS
 
@@ -505,10 +506,10 @@ def _evaluated_datasets(repro: Any) -> set[str]:
     found: set[str] = set()
     for path in sorted((repro.root / "configs").glob("*.yaml")):
         try:
-            config = yaml.load(path.read_text(encoding="utf-8"), Loader=_SafeLoader)  # noqa: S506 (a safe loader)
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            config = configfile.read(path).tree  # with its bases: a config may inherit its evaluate list
+        except HarnessError:
             continue
-        entries = config.get("evaluate") if isinstance(config, dict) else None
+        entries = config.get("evaluate")
         found |= {e["dataset"] for e in entries or [] if isinstance(e, dict) and isinstance(e.get("dataset"), str)}
     return found
 

@@ -26,6 +26,7 @@ from harness.errors import HarnessError
 BASE_KEY = "_base_"
 DELETE_KEY = "_delete_"
 BASES_DIR = "_base"  # configs/_base/: files that are only bases
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where installed: the same documents, 10x faster
 
 
 @dataclass
@@ -125,7 +126,7 @@ def _load(path: Path, what: str) -> tuple[dict[str, Any], dict[str, tuple[Path, 
         raise HarnessError(f"{path}: cannot read {what}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise HarnessError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    loader = yaml.SafeLoader(text)
+    loader = _LOADER(text)
     try:
         node = loader.get_single_node()
         tree = loader.construct_document(node) if node is not None else None

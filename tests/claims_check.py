@@ -17,9 +17,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from harness import registry
+from harness import configfile, registry
 from harness.claims import Claim
 from harness.runner import apply_overrides
 from harness.tiers import JUDGING_TIERS
@@ -52,7 +50,7 @@ def _configs(repro: registry.Reproduction) -> list[dict[str, Any]]:
 def _parsed_configs(folder: Path) -> list[dict[str, Any]]:
     """Each tier config of a folder, parsed once per test session (a paper with hundreds of claims reads them
     for every claim)."""
-    return [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml"))]
+    return [configfile.read(path).tree for path in sorted(folder.glob("*.yaml"))]  # each with its bases
 
 
 def _runs_write(claim: Claim, paper: str, model: str, conditions: dict[str, Any]) -> bool:
