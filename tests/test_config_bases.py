@@ -51,3 +51,25 @@ def test_every_base_file_is_the_base_of_some_tier_config() -> None:
 def test_a_base_file_reads_alone_its_chain_has_no_loop(path: Path) -> None:
     base = configfile.read(path)
     assert base.tree and len(set(base.files)) == len(base.files)
+
+
+def _parents(config: dict) -> list[dict]:
+    """The ``init_from`` entries a config (or one of its models' overrides) names by config file."""
+    entries = [config.get("init_from")] + [
+        row.get("init_from") for row in (config.get("overrides") or {}).values() if isinstance(row, dict)
+    ]
+    flat = [e for entry in entries for e in (entry if isinstance(entry, list) else [entry])]
+    return [e for e in flat if isinstance(e, dict) and "config" in e]
+
+
+@pytest.mark.parametrize(("repro", "path"), _tier_configs())
+def test_an_init_from_config_is_found_beside_the_config_that_runs_whatever_file_names_it(
+    repro: registry.Reproduction, path: Path
+) -> None:
+    """A base may state ``init_from`` (GPT's ``_base/finetune.yaml``): its ``config:`` is relative to the folder of the
+    config being run, as harness.chains resolves it, and names a stage that keeps its weights."""
+    for entry in _parents(configfile.read(path).tree):
+        parent = path.parent / entry["config"]
+        tier = entry.get("tier", path.stem.split("-", 1)[0])
+        assert parent.is_file(), f"{path}: init_from.config {entry['config']!r}: {parent} does not exist"
+        assert runner.load_config(parent, tier).get("save_checkpoint") is True, f"{parent} saves no checkpoint"
