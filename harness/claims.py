@@ -515,10 +515,10 @@ def _evaluated_datasets(repro: Any) -> set[str]:
     found: set[str] = set()
     for path in sorted((repro.root / "configs").glob("*.yaml")):
         try:
-            config = configfile.read(path).tree
+            config = configfile.read(path).tree  # with its bases: a config may inherit its evaluate list
         except HarnessError:
             continue
-        entries = config.get("evaluate") if isinstance(config, dict) else None
+        entries = config.get("evaluate")
         found |= {e["dataset"] for e in entries or [] if isinstance(e, dict) and isinstance(e.get("dataset"), str)}
     return found
 

@@ -26,9 +26,7 @@ from harness.errors import HarnessError
 BASE_KEY = "_base_"
 DELETE_KEY = "_delete_"
 BASES_DIR = "_base"  # configs/_base/: files that are only bases
-# libyaml's parser where PyYAML was built with it (the wheels are): the same nodes and marks, 10x faster (the claims'
-# vocabulary reads every tier config of a paper on each claims load)
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where installed: the same documents, 10x faster
 
 
 @dataclass
@@ -128,22 +126,31 @@ def _load(path: Path, what: str) -> tuple[dict[str, Any], dict[str, tuple[Path, 
         raise HarnessError(f"{path}: cannot read {what}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise HarnessError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    loader = _Loader(text)
     try:
-        node = loader.get_single_node()
-        tree = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
-        raise HarnessError(f"{where}: invalid YAML: {problem}") from None
-    finally:
-        loader.dispose()
+        node, tree = _parse(text, _LOADER)
+    except yaml.YAMLError:
+        try:  # again with the pure-Python parser, whose messages (with the line) the errors quote
+            node, tree = _parse(text, yaml.SafeLoader)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+            problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+            raise HarnessError(f"{where}: invalid YAML: {problem}") from None
     if not isinstance(tree, dict):
         raise HarnessError(f"{path}: {what} is a mapping")
     origins: dict[str, tuple[Path, int]] = {}
     _lines(node, path, "", origins)
     return tree, origins
+
+
+def _parse(text: str, loader_class: type) -> tuple[yaml.Node | None, Any]:
+    """The document's node (for the keys' lines) and its value."""
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        return node, loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
 
 
 def _lines(node: yaml.Node, path: Path, prefix: str, origins: dict[str, tuple[Path, int]]) -> None:

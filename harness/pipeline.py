@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from harness import configfile
 from harness.errors import HarnessError
 from harness.tiers import BY_NAME, CPU_TIERS, DATA_TIERS, TIERS
 
@@ -418,8 +419,10 @@ def _starts_from_a_parent(argv: list[str]) -> bool:
     from harness import registry
 
     path = Path(options.get("--config") or registry.reproduction(argv[2]).config_path(options["--tier"]))
-    config = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
-    return isinstance(config, dict) and "init_from" in config
+    try:
+        return "init_from" in configfile.read(path).tree  # init_from may come from a base
+    except HarnessError:  # missing or broken: `harness run` names what is wrong
+        return False
 
 
 def _one_thread() -> None:

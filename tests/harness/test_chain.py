@@ -10,7 +10,7 @@ import pytest
 import yaml
 from safetensors.torch import load_file
 
-from harness import chains, registry, runner
+from harness import chains, configfile, registry, runner
 from harness.errors import HarnessError
 from harness.records import file_sha256, read_record, write_record
 from tests.conftest import TOY_SRC, harness_cli, make_record
@@ -25,7 +25,7 @@ def _run(config: Path, runs: Path, **kwargs) -> list[Path]:
 
 def _variant(folder: Path, name: str, base: Path = FINETUNE, **changes) -> Path:
     """A copy of a toy config with top-level keys changed; its init_from names the toy's stage 1 by absolute path."""
-    config = yaml.safe_load(base.read_text())
+    config = configfile.read(base).tree
     config.update(changes)
     if isinstance(config.get("init_from"), dict) and config["init_from"].get("config") == PRETRAIN.name:
         config["init_from"]["config"] = str(PRETRAIN)
@@ -209,7 +209,7 @@ def test_a_model_whose_override_sets_init_from_null_runs_from_nothing(toy: Path)
     """A chain config's row ``{init_from: null}`` runs that model without a parent stage (a baseline from scratch);
     the config's other models still start from the parent."""
     model = registry.reproduction("toy-paper").model_ids()[0]
-    config = yaml.safe_load(FINETUNE.read_text())
+    config = configfile.read(FINETUNE).tree
     config["overrides"] = {**(config.get("overrides") or {}), model: {"init_from": None}}
     path = _variant(toy, "scratch.yaml", **{k: v for k, v in config.items() if k == "overrides"})
     resolved = runner.resolve_config(runner.load_config(path, "smoke"), "smoke", model, None, None)

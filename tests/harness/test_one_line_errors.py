@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from harness import records, runner
+from harness import configfile, records, runner
 from harness.errors import HarnessError
 from tests.conftest import harness_cli, make_record
 
@@ -118,7 +118,7 @@ def test_a_record_that_cannot_be_written_is_one_error(tmp_path: Path, monkeypatc
 def _config(toy: Path, **changes) -> Path:
     import yaml
 
-    config = yaml.safe_load(runner.registry_config("toy-paper", "smoke").read_text())
+    config = configfile.read(runner.registry_config("toy-paper", "smoke")).tree
     for dotted, value in changes.items():
         node = config
         *parents, last = dotted.split("__")
