@@ -152,6 +152,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """List a sweep file's cells with their run ids (``--list``; ``--dvc``: its DVC ``foreach`` stage), or run them
     (all, or those ``--cell`` names or indexes) with ``harness run``'s runner, then ingest and show the verdicts."""
+    import yaml
+
     from harness import registry, sweeps
     from harness.distributed import is_rank_zero
     from harness.records import written_records
@@ -162,12 +164,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     sweep = sweeps.load(repro, args.sweep)
     cells = sweeps.select(sweeps.expand(sweep), args.cell or [])  # every cell checked before any runs
     if args.dvc:
-        print(yaml_dump(sweeps.dvc_stage(sweep, cells)), end="")
+        print(yaml.safe_dump(sweeps.dvc_stage(sweep, cells), sort_keys=False, width=120), end="")
         return 0
     if args.list:
-        rows = [{"index": c.index, "name": c.name, "tier": c.tier, "config": sweeps.display_path(c.config), "model": c.model,
-                 "seed": c.seed, "sets": c.sets, "run_ids": sweeps.run_ids(repro, c)} for c in cells]  # fmt: skip
-        _emit(rows, args.json, ["index", "name", "model", "seed", "run_ids"])
+        _emit(sweeps.listing(repro, cells), args.json, ["index", "name", "model", "seed", "run_ids"])
         return 0
     quiet_lightning()
     earlier = len(written_records())
@@ -184,12 +184,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print("\n".join(f"{cell.name}: {path}" for cell, cell_paths in ran for path in cell_paths) + "\n")
         print(_table(rows, ["model", "tier", "dataset", "split", "metric", "value", "claim_id", "reported", "status"]))
     return _report_ingest(result)
-
-
-def yaml_dump(data: Any) -> str:
-    import yaml
-
-    return yaml.safe_dump(data, sort_keys=False, width=120)
 
 
 def _tier_config(args: argparse.Namespace, seed: int | None, data_root: str | None) -> tuple[Any, Path, dict]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import itertools
 import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,7 +53,8 @@ class Sweep:
     """A sweep file read and checked against its paper."""
 
     repro: Reproduction
-    name: str
+    name: str  # the file's stem
+    ref: str  # how ``harness sweep`` names it: the name, or the path of a file outside configs/sweeps/
     file: ConfigFile
     spec: SweepFile
     config: Path  # the tier config every cell starts from
@@ -74,9 +74,6 @@ class Cell:
     sets: dict[str, Any]
     resolved: dict[str, Any]  # the config as the run resolves it (before an init_from parent is resolved)
     origin: str  # the sweep file's key that made this cell, for errors
-
-    def command(self, paper: str, sweep: str) -> str:
-        return shlex.join(["harness", "sweep", paper, sweep, "--cell", self.name])
 
 
 def sweep_path(repro: Reproduction, name: str) -> Path:
@@ -111,7 +108,8 @@ def load(repro: Reproduction, name: str) -> Sweep:
     if not config.is_file():
         raise file.error("config" if spec.config else "tier", f"{config} does not exist")
     tier = spec.tier or configfile.read(config).tree.get("tier") or config.stem.split("-", 1)[0]
-    return Sweep(repro, path.stem, file, spec, config, tier)
+    ref = name if path.parent == repro.root / "configs" / SWEEPS_DIR else display_path(path)
+    return Sweep(repro, path.stem, ref, file, spec, config, tier)
 
 
 def _loc_key(loc: tuple[Any, ...]) -> str:
@@ -125,7 +123,7 @@ def _loc_key(loc: tuple[Any, ...]) -> str:
 def expand(sweep: Sweep, check: bool = True) -> list[Cell]:
     """Every cell of the sweep, in a stable order (models, then cells, then grid points, then seeds), each resolved
     (and, with ``check``, its classes' arguments checked); duplicate names or configs are errors."""
-    from harness.runner import load_config
+    from harness.runner import check_seed, load_config
 
     base = load_config(sweep.config, sweep.tier)
     models = sweep.spec.models or [base["model"]]
@@ -133,6 +131,11 @@ def expand(sweep: Sweep, check: bool = True) -> list[Cell]:
         if model not in sweep.repro.model_ids():
             raise sweep.file.error(f"models[{index}]", f"{sweep.repro.id!r} has no model {model!r}")
     seeds = sweep.spec.seeds or [int(base.get("seed", 0))]
+    for index, seed in enumerate(seeds):
+        try:
+            check_seed(seed, "a seed")
+        except HarnessError as exc:
+            raise sweep.file.error(f"seeds[{index}]", str(exc)) from None
     cells = []
     for model, (origin, label, sets), seed in itertools.product(models, _points(sweep), seeds):
         parts = [model] * (len(models) > 1) + [label] * bool(label) + [f"seed{seed}"] * (len(seeds) > 1)
@@ -149,6 +152,8 @@ def _points(sweep: Sweep) -> list[tuple[str, str, dict[str, Any]]]:
     for key, values in grid.items():
         if not values:
             raise sweep.file.error(f"grid.{key}", "a non-empty list of values")
+        if key in sweep.spec.set:
+            raise sweep.file.error(f"grid.{key}", "'set' gives this key to every cell already")
     combos = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
     cells = sweep.spec.cells or [{}]
     points = []
@@ -156,6 +161,9 @@ def _points(sweep: Sweep) -> list[tuple[str, str, dict[str, Any]]]:
         origin = f"cells[{index}]" if sweep.spec.cells else "grid"
         own = {key: value for key, value in cell.items() if key != NAME_KEY}
         cell_label = str(cell[NAME_KEY]) if NAME_KEY in cell else _label(own)
+        shared = sorted(set(own) & set(sweep.spec.set))
+        if shared:
+            raise sweep.file.error(f"{origin}.{shared[0]}", "'set' gives this key to every cell already")
         for combo in combos:
             clash = sorted(set(own) & set(combo))
             if clash:
@@ -180,7 +188,7 @@ def _resolve(
 ) -> dict[str, Any]:
     """The cell's config as ``harness run`` resolves it; an error names the sweep file's key that caused it."""
     from harness.chains import check_init_from
-    from harness.runner import check_arguments, check_seed, resolve_config
+    from harness.runner import check_arguments, resolve_config
 
     for key, value in sets.items():
         where = _where(sweep, origin, key)
@@ -191,7 +199,6 @@ def _resolve(
         except HarnessError as exc:
             raise sweep.file.error(where, str(exc)) from None
     try:
-        check_seed(seed, "seeds")
         resolved = resolve_config(base, sweep.tier, model, seed, None, sets=sets)
         if "init_from" in resolved:
             check_init_from(sweep.config, resolved["init_from"])
@@ -282,6 +289,15 @@ def run_ids(repro: Reproduction, cell: Cell) -> list[str] | None:
         return None
 
 
+def listing(repro: Reproduction, cells: list[Cell]) -> list[dict[str, Any]]:
+    """What ``harness sweep --list`` shows of each cell (``run_ids`` null: see :func:`run_ids`)."""
+    return [
+        {"index": cell.index, "name": cell.name, "tier": cell.tier, "config": display_path(cell.config),
+         "model": cell.model, "seed": cell.seed, "sets": cell.sets, "run_ids": run_ids(repro, cell)}
+        for cell in cells
+    ]  # fmt: skip
+
+
 def run_cell(sweep: Sweep, cell: Cell, data_root: str | None = None, runs_dir: Path | None = None) -> list[Path]:
     """Run one cell through :func:`harness.runner.run`, as ``harness run ... --set`` would; its record paths."""
     from harness.records import RUNS_DIR
@@ -297,6 +313,6 @@ def dvc_stage(sweep: Sweep, cells: list[Cell], harness: str = ".venv/bin/harness
     (docs/pipelines.md): a cell whose records exist is skipped by the run itself."""
     files = [*sweep.file.files, *configfile.read(sweep.config).files]
     deps = list(dict.fromkeys(display_path(path) for path in files))
-    command = f"{harness} sweep {sweep.repro.id} {sweep.name} --cell ${{item}}"
+    command = f"{harness} sweep {sweep.repro.id} {sweep.ref} --cell ${{item}}"
     return {f"{sweep.repro.id}-{sweep.name}": {"foreach": [cell.name for cell in cells],
                                                 "do": {"cmd": command, "deps": deps}}}  # fmt: skip
