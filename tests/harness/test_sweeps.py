@@ -145,3 +145,23 @@ def test_committed_sweeps_expand_and_every_cell_is_checked(paper: str, name: str
     """Each committed sweep resolves, its classes take every argument its cells set, and no two cells are one run."""
     cells = sweeps.expand(sweeps.load(registry.reproduction(paper), name))
     assert cells and all(cell.resolved["tier"] == cell.tier for cell in cells)
+
+
+def test_a_cell_may_start_from_another_parent_or_from_nothing(toy: Path) -> None:
+    """``init_from`` is a key a run may set (ULMFiT's Tables 4 and 6 are other parents): a cell's parent is checked as
+    the config's own is, and ``init_from: null`` runs it from nothing; its run id waits for the parent's run."""
+    finetune = TOY_SMOKE.with_name("smoke-finetune.yaml")
+    text = (
+        f"config: {finetune}\ncells:\n  - {{name: other, init_from.seed: 3}}\n  - {{name: scratch, init_from: null}}\n"
+    )
+    other, scratch = cells_of(toy, text)
+    assert other.resolved["init_from"]["seed"] == 3 and "init_from" not in scratch.resolved
+    repro = registry.reproduction("toy-paper")
+    assert sweeps.run_ids(repro, other) is None and sweeps.run_ids(repro, scratch) is not None
+    bad = f"config: {finetune}\ncells:\n  - {{name: bad, init_from.prefixes: []}}\n"
+    with pytest.raises(HarnessError, match=r"sweep.yaml:3: key 'cells\[0\]'.*init_from.prefixes' is a non-empty list"):
+        cells_of(toy, bad)
+    from harness.runner import run
+
+    with pytest.raises(HarnessError, match=r"smoke-finetune.yaml: key 'init_from.prefixes' is a non-empty list"):
+        run("toy-paper", "smoke", config_path=finetune, sets={"init_from.prefixes": []})
