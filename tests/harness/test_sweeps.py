@@ -165,3 +165,13 @@ def test_a_cell_may_start_from_another_parent_or_from_nothing(toy: Path) -> None
 
     with pytest.raises(HarnessError, match=r"smoke-finetune.yaml: key 'init_from.prefixes' is a non-empty list"):
         run("toy-paper", "smoke", config_path=finetune, sets={"init_from.prefixes": []})
+
+
+def test_a_cell_of_the_configs_own_values_is_the_configs_own_run(toy: Path) -> None:
+    """A grid point equal to the tier config (UDA's 4,000-label cell of Table 6) has the plain run's id: one run."""
+    from harness.runner import load_config, plan, resolve_config
+
+    repro = registry.reproduction("toy-paper")
+    own, other = cells_of(toy, "config: CONFIG\ngrid:\n  system.init_args.lr: [0.5, 0.25]\n")
+    plain = plan(repro, resolve_config(load_config(TOY_SMOKE, "smoke"), "smoke", None, None, None))[0].run_id
+    assert sweeps.run_ids(repro, own) == [plain] and sweeps.run_ids(repro, other) != [plain]
