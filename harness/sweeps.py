@@ -4,12 +4,11 @@ A sweep lives in ``reproductions/<paper>/configs/sweeps/<name>.yaml`` and names 
 (``config``: a file of the paper's ``configs/``, or ``tier``: ``configs/<tier>.yaml``), optionally ``models`` and
 ``seeds``, and what varies: a ``grid`` (dotted key -> list of values; every combination) and/or ``cells`` (a list
 of {dotted key: value} mappings, each optionally ``name``d); with both, every cell runs at every grid point; ``set``
-gives keys every cell shares. Each
-value is set as ``harness run --set`` sets it (:func:`harness.runner.apply_set`), so a cell's run id is the run id of
-that ``--set`` run. :func:`expand` is the one list of cells that ``harness sweep`` runs locally, a DVC ``foreach``
-stage iterates (:func:`dvc_stage`) and a cluster array indexes (``--cell $SLURM_ARRAY_TASK_ID``). Every cell is
-resolved and its classes' arguments checked before anything runs; two cells that resolve to one config are an
-error (one run under two names).
+gives keys every cell shares. Each value is set as ``harness run --set`` sets it (:func:`harness.runner.apply_set`),
+so a cell's run id is the run id of that ``--set`` run. :func:`expand` is the one list of cells that ``harness
+sweep`` runs locally, a DVC ``foreach`` stage iterates (:func:`dvc_stage`) and a cluster array indexes (``--cell
+$SLURM_ARRAY_TASK_ID``). Every cell is resolved and its classes' arguments checked before anything runs; two cells
+that resolve to one config are an error (one run under two names).
 """
 
 from __future__ import annotations
@@ -279,14 +278,12 @@ def select(cells: list[Cell], wanted: list[str]) -> list[Cell]:
 def run_ids(repro: Reproduction, cell: Cell) -> list[str] | None:
     """The cell's run ids (one per ``evaluate`` entry), or ``None`` when they wait on something not here yet: an
     ``init_from`` parent that has not run, or a weights file the run is identified by."""
-    from harness.runner import plan
+    from harness.runner import WEIGHT_ARGS, plan
 
-    if "init_from" in cell.resolved:
+    weights = [cell.resolved["system"]["init_args"].get(name) for name in WEIGHT_ARGS]
+    if "init_from" in cell.resolved or any(path and not Path(path).is_file() for path in weights):
         return None
-    try:
-        return [evaluation.run_id for evaluation in plan(repro, cell.resolved)]
-    except HarnessError:  # a weights file (system.init_args.init_checkpoint, ...) that is not on this machine
-        return None
+    return [evaluation.run_id for evaluation in plan(repro, cell.resolved)]
 
 
 def listing(repro: Reproduction, cells: list[Cell]) -> list[dict[str, Any]]:
@@ -298,13 +295,11 @@ def listing(repro: Reproduction, cells: list[Cell]) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def run_cell(sweep: Sweep, cell: Cell, data_root: str | None = None, runs_dir: Path | None = None) -> list[Path]:
+def run_cell(sweep: Sweep, cell: Cell, data_root: str | None = None) -> list[Path]:
     """Run one cell through :func:`harness.runner.run`, as ``harness run ... --set`` would; its record paths."""
-    from harness.records import RUNS_DIR
     from harness.runner import run
 
-    return run(sweep.repro.id, cell.tier, cell.model, cell.seed, data_root, cell.config, runs_dir or RUNS_DIR,
-               sets=cell.sets)  # fmt: skip
+    return run(sweep.repro.id, cell.tier, cell.model, cell.seed, data_root, cell.config, sets=cell.sets)
 
 
 def dvc_stage(sweep: Sweep, cells: list[Cell], harness: str = ".venv/bin/harness") -> dict[str, Any]:
