@@ -175,3 +175,10 @@ def test_a_cell_of_the_configs_own_values_is_the_configs_own_run(toy: Path) -> N
     own, other = cells_of(toy, "config: CONFIG\ngrid:\n  system.init_args.lr: [0.5, 0.25]\n")
     plain = plan(repro, resolve_config(load_config(TOY_SMOKE, "smoke"), "smoke", None, None, None))[0].run_id
     assert sweeps.run_ids(repro, own) == [plain] and sweeps.run_ids(repro, other) != [plain]
+
+
+def test_a_sweep_may_name_its_tier_instead_of_a_config_file(toy: Path) -> None:
+    """``tier: smoke`` starts from the paper's configs/smoke.yaml; with only seeds, the cells are the seeds."""
+    cells = cells_of(toy, "tier: smoke\nseeds: [3, 4]\n")
+    assert [(c.name, c.seed, c.config) for c in cells] == [("seed3", 3, TOY_SMOKE), ("seed4", 4, TOY_SMOKE)]
+    assert [c.name for c in cells_of(toy, "tier: smoke\n")] == ["default"]
