@@ -149,6 +149,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _report_ingest(result)
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """List a sweep file's cells with their run ids (``--list``; ``--dvc``: its DVC ``foreach`` stage), or run them
+    (all, or those ``--cell`` names or indexes) with ``harness run``'s runner, then ingest and show the verdicts."""
+    import yaml
+
+    from harness import registry, sweeps
+    from harness.distributed import is_rank_zero
+    from harness.records import written_records
+    from harness.store import ingest
+    from harness.summary import quiet_lightning, read_verdicts, run_rows
+
+    repro = registry.reproduction(args.paper)
+    sweep = sweeps.load(repro, args.sweep)
+    cells = sweeps.select(sweeps.expand(sweep), args.cell or [])  # every cell checked before any runs
+    if args.dvc:
+        print(yaml.safe_dump(sweeps.dvc_stage(sweep, cells), sort_keys=False, width=120), end="")
+        return 0
+    if args.list:
+        _emit(sweeps.listing(repro, cells), args.json, ["index", "name", "model", "seed", "run_ids"])
+        return 0
+    quiet_lightning()
+    earlier = len(written_records())
+    ran = [(cell, sweeps.run_cell(sweep, cell, args.data_root)) for cell in cells]
+    if not is_rank_zero():
+        return 0
+    paths = [path for _, cell_paths in ran for path in cell_paths]
+    result = ingest([*paths, *written_records()[earlier:]])
+    rows = run_rows(paths, read_verdicts())
+    if args.json:
+        done = [{"index": c.index, "name": c.name, "records": [str(p) for p in ps]} for c, ps in ran]
+        _emit({"cells": done, "results": rows, "ingest": _ingest_doc(result)}, True)
+    else:
+        print("\n".join(f"{cell.name}: {path}" for cell, cell_paths in ran for path in cell_paths) + "\n")
+        print(_table(rows, ["model", "tier", "dataset", "split", "metric", "value", "claim_id", "reported", "status"]))
+    return _report_ingest(result)
+
+
 def _tier_config(args: argparse.Namespace, seed: int | None, data_root: str | None) -> tuple[Any, Path, dict]:
     """The paper, the tier config (``--config`` or the paper's ``configs/<tier>.yaml``) and that config resolved for
     ``--model``; an unknown paper, a missing config or an unknown model is one error."""
@@ -400,6 +437,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--set", action="append", metavar="KEY=VALUE", help="set one config key for this run (repeatable; the value is "
         "YAML), e.g. --set trainer.max_steps=100 --set system.init_args.lr=0.1: part of the run's config and run id",
     )  # fmt: skip
+    p = command("sweep", "run a sweep file's cells (configs/sweeps/NAME.yaml: a grid or list of --set values), or "
+                "list them with their run ids")  # fmt: skip
+    p.add_argument("paper")
+    p.add_argument("sweep", help="the sweep's name (the paper's configs/sweeps/NAME.yaml) or a sweep file's path")
+    p.add_argument("--cell", action="append", metavar="NAME|INDEX", help="only this cell (repeatable): a name of "
+                   "--list or its index from 0 (a cluster array's task id, e.g. $SLURM_ARRAY_TASK_ID)")  # fmt: skip
+    p.add_argument("--list", action="store_true", help="list the cells and their run ids; run nothing")
+    p.add_argument("--dvc", action="store_true", help="print the dvc.yaml stage that runs the cells (foreach)")
+    p.add_argument("--data-root")
     p = command("recipe", "the recipe hash of a tier config and model, as a budget plan fixes it")
     p.add_argument("paper")
     p.add_argument("--tier", choices=TIERS, default="budget")
@@ -460,7 +506,7 @@ HANDLERS = {
     "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
     "ingest": cmd_ingest, "export": cmd_export, "rescore": cmd_rescore, "report": cmd_report,
     "leaderboard": cmd_leaderboard, "new": cmd_new, "pipeline": cmd_pipeline, "recipe": cmd_recipe,
-    "reference": cmd_reference, "seeds": cmd_seeds,
+    "reference": cmd_reference, "seeds": cmd_seeds, "sweep": cmd_sweep,
 }  # fmt: skip
 
 

@@ -181,7 +181,7 @@ def _assign(config: dict[str, Any], key: str, value: Any, what: str, create: boo
 
 
 SET_ROOTS = ("system.init_args", "data.init_args", "trainer", "prepare.args", "evaluate", "protocol", "fit",
-             "save_checkpoint", "seed")  # fmt: skip
+             "save_checkpoint", "seed", "init_from")  # fmt: skip
 
 
 def apply_set(config: dict[str, Any], key: str, value: Any) -> None:
@@ -464,7 +464,10 @@ def run(
     repro.model(resolved["model"])
     check_arguments(path, resolved)
     if "init_from" in resolved:
-        from harness.chains import resolve_parents
+        from harness.chains import check_init_from, resolve_parents
+
+        if any(key.startswith("init_from") for key in sets or {}):  # another parent (a sweep's cell): check it again
+            check_init_from(path, resolved["init_from"])
 
         resolved = resolve_parents(repro, path, resolved, runs_dir)  # runs a parent stage that has not run
     return run_training(repro, resolved, runs_dir)
