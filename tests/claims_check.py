@@ -79,7 +79,7 @@ def _runs_write(claim: Claim, paper: str, model: str, conditions: dict[str, Any]
     return any(
         cell.model in matches
         and _judges(claim, cell.resolved)
-        and all(_value(cell.resolved, key) == value for key, value in conditions.items())
+        and all(dotted.get(cell.resolved, key) == value for key, value in conditions.items())
         for cell in _sweep_cells(paper)
     )
 
