@@ -464,10 +464,7 @@ def run(
     repro.model(resolved["model"])
     check_arguments(path, resolved)
     if "init_from" in resolved:
-        from harness.chains import check_init_from, resolve_parents
-
-        if any(key.startswith("init_from") for key in sets or {}):  # another parent (a sweep's cell): check it again
-            check_init_from(path, resolved["init_from"])
+        from harness.chains import resolve_parents
 
         resolved = resolve_parents(repro, path, resolved, runs_dir)  # runs a parent stage that has not run
     return run_training(repro, resolved, runs_dir)

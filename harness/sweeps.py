@@ -186,7 +186,6 @@ def _resolve(
     sweep: Sweep, base: dict[str, Any], origin: str, model: str, seed: int, sets: dict[str, Any], check: bool
 ) -> dict[str, Any]:
     """The cell's config as ``harness run`` resolves it; an error names the sweep file's key that caused it."""
-    from harness.chains import check_init_from
     from harness.runner import check_arguments, resolve_config
 
     for key, value in sets.items():
@@ -198,9 +197,7 @@ def _resolve(
         except HarnessError as exc:
             raise sweep.file.error(where, str(exc)) from None
     try:
-        resolved = resolve_config(base, sweep.tier, model, seed, None, sets=sets)
-        if "init_from" in resolved:
-            check_init_from(sweep.config, resolved["init_from"])
+        resolved = resolve_config(base, sweep.tier, model, seed, None, sets=sets)  # init_from checked too
         if check:
             check_arguments(sweep.config, resolved)
     except HarnessError as exc:

@@ -159,11 +159,11 @@ def test_a_cell_may_start_from_another_parent_or_from_nothing(toy: Path) -> None
     repro = registry.reproduction("toy-paper")
     assert sweeps.run_ids(repro, other) is None and sweeps.run_ids(repro, scratch) is not None
     bad = f"config: {finetune}\ncells:\n  - {{name: bad, init_from.prefixes: []}}\n"
-    with pytest.raises(HarnessError, match=r"sweep.yaml:3: key 'cells\[0\]'.*init_from.prefixes' is a non-empty list"):
+    with pytest.raises(HarnessError, match=r"sweep.yaml:3: key 'cells\[0\].*init_from.prefixes': a non-empty list"):
         cells_of(toy, bad)
     from harness.runner import run
 
-    with pytest.raises(HarnessError, match=r"smoke-finetune.yaml: key 'init_from.prefixes' is a non-empty list"):
+    with pytest.raises(HarnessError, match=r"--set init_from.prefixes=...: key 'init_from.prefixes': a non-empty list"):
         run("toy-paper", "smoke", config_path=finetune, sets={"init_from.prefixes": []})
 
 
