@@ -291,7 +291,7 @@ def commands(runs: list[dict[str, Any]], max_steps: int | None, folder: Path) ->
     into ``folder`` capped."""
     import yaml
 
-    from harness import registry
+    from harness import configfile, registry
     from harness.pipeline_stage import RunCommand
 
     found = []
@@ -300,7 +300,7 @@ def commands(runs: list[dict[str, Any]], max_steps: int | None, folder: Path) ->
             None if run["tier"] == "arch" else registry.reproduction(run["paper"]).config_path(run["tier"])
         )
         if config and max_steps:
-            data = yaml.safe_load((ROOT / config).read_text(encoding="utf-8"))
+            data = configfile.read(ROOT / config).tree  # its bases merged: the copy lives elsewhere
             data.setdefault("trainer", {})["max_steps"] = max_steps
             config = folder / f"{index}.yaml"
             config.write_text(yaml.safe_dump(data), encoding="utf-8")

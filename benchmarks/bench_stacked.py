@@ -29,9 +29,9 @@ BATCH = 128
 
 def budget_pair(paper: str) -> tuple[list[str], dict]:
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))["papers"][paper]
-    from harness import registry
+    from harness import configfile, registry
 
-    config = yaml.safe_load(registry.reproduction(paper).config_path("budget").read_text(encoding="utf-8"))
+    config = configfile.read(registry.reproduction(paper).config_path("budget")).tree
     return params.get("models") or [config["model"]], config
 
 

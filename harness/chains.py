@@ -6,14 +6,14 @@ config's folder), so a chain is reproducible from nothing: a stage named by conf
 and so on up the chain. The resolved parent run id and its checkpoint's sha256 are part of the child's identity
 (its run id changes when the parent does) and its record lists the parent in ``parents``. ``init_from`` may also
 be a list of such parents (an ensemble of runs), each loading its ``prefixes`` renamed ``into`` another prefix of the
-child (``{config: a.yaml, prefixes: [model.], into: fwd.}``). Layout and messages: docs/plugins.md.
+child (``{config: a.yaml, prefixes: [model.], into: fwd.}``). The shape of ``init_from`` is checked with the rest of
+the config (harness.config.Parent); this module resolves it. Layout and messages: docs/plugins.md.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import re
 import shlex
 import sys
 from collections.abc import Callable
@@ -22,15 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.checkpoints import SHA_ARTIFACT
+from harness.config import load_config
 from harness.errors import HarnessError
-from harness.records import RUN_ID_PATTERN, file_lock, read_record, record_path
+from harness.records import file_lock, read_record, record_path
 from harness.registry import Reproduction
-from harness.tiers import TABLE
 from harness.training import parent_specs, plan, run_training
 
-INIT_FROM_KEYS = {"run", "config", "tier", "model", "seed", "prefixes", "into"}
-# (config file, tier, model, seed) -> that stage's resolved config: harness.runner.stage_config, given by the runner
-StageConfig = Callable[[Path, str, str | None, int], dict[str, Any]]
+# harness.runner.resolve_config, which the runner gives: a parent stage's config resolved as its own run resolves it
+Resolve = Callable[..., dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -39,52 +38,17 @@ class Parent:
     sha256: str
 
 
-def check_init_from(path: Path, spec: Any) -> None:
-    """The shape of a config's ``init_from`` (a mapping, or a non-empty list of them); errors name the file and key."""
-    if isinstance(spec, list):
-        if not spec:
-            raise HarnessError(f"{path}: key 'init_from' is a mapping or a non-empty list of mappings")
-        for index, entry in enumerate(spec):
-            _check_parent(path, entry, f"{path}: key 'init_from[{index}]")
-        return
-    _check_parent(path, spec, f"{path}: key 'init_from")
-
-
-def _check_parent(path: Path, spec: Any, where: str) -> None:
-    if not isinstance(spec, dict) or set(spec) - INIT_FROM_KEYS:
-        raise HarnessError(f"{where}' is a mapping with keys among {sorted(INIT_FROM_KEYS)}")
-    if ("run" in spec) == ("config" in spec):
-        raise HarnessError(f"{where}' names its parent by exactly one of 'run' (a run id) and 'config' (a file)")
-    if "run" in spec and not (isinstance(spec["run"], str) and re.match(RUN_ID_PATTERN, spec["run"])):
-        raise HarnessError(f"{where}.run': {spec['run']!r} is not a run id")
-    if "run" in spec and set(spec) & {"tier", "model", "seed"}:
-        raise HarnessError(f"{where}': 'tier', 'model' and 'seed' describe a parent named by 'config', not by 'run'")
-    if (
-        not all(isinstance(spec.get(key, ""), str) for key in ("config", "model"))
-        or type(spec.get("seed", 0)) is not int
-    ):
-        raise HarnessError(f"{where}': 'config' is a file name, 'model' a model id and 'seed' an integer")
-    configured = tuple(tier.name for tier in TABLE if tier.needs_config)
-    if spec.get("tier", "smoke") not in configured:
-        raise HarnessError(f"{where}.tier': {spec['tier']!r} is not one of {', '.join(configured)}")
-    prefixes = spec.get("prefixes", ["all"])
-    if not (isinstance(prefixes, list) and prefixes and all(isinstance(p, str) and p for p in prefixes)):
-        raise HarnessError(f"{where}.prefixes' is a non-empty list of tensor-name prefixes (or absent: every tensor)")
-    if "into" in spec and not (isinstance(spec["into"], str) and spec["into"] and len(spec.get("prefixes", [])) == 1):
-        raise HarnessError(f"{where}.into' is a prefix that replaces the one entry of 'prefixes' in the child's names")
-
-
 def resolve_parents(
     repro: Reproduction,
     path: Path,
     resolved: dict[str, Any],
     runs_dir: Path,
-    stage_config: StageConfig,
+    resolve: Resolve,
     seen: tuple[Path, ...] = (),
 ) -> dict[str, Any]:
     """``resolved`` with ``init_from`` completed by the parent's ``run`` id and ``checkpoint_sha256`` (unchanged
     without ``init_from``). A parent named by config that has not run is run first, its own parents before it;
-    ``stage_config`` reads and resolves a parent's config file."""
+    ``resolve`` resolves a parent's config (harness.runner.resolve_config)."""
     init_from = resolved.get("init_from")
     if init_from is None:
         return resolved
@@ -93,7 +57,7 @@ def resolve_parents(
         if "run" in spec:
             parent = _recorded_parent(spec["run"], runs_dir, f"{path}: key 'init_from.run'")
         else:
-            parent = _parent_by_config(repro, path, spec, resolved, runs_dir, stage_config, (*seen, path.resolve()))
+            parent = _parent_by_config(repro, path, spec, resolved, runs_dir, resolve, (*seen, path.resolve()))
         completed.append({**spec, "run": parent.run_id, "checkpoint_sha256": parent.sha256})
     resolved = copy.deepcopy(resolved)
     resolved["init_from"] = completed if isinstance(init_from, list) else completed[0]
@@ -118,7 +82,7 @@ def _parent_by_config(
     spec: dict[str, Any],
     child: dict[str, Any],
     runs_dir: Path,
-    stage_config: StageConfig,
+    resolve: Resolve,
     seen: tuple[Path, ...],
 ) -> Parent:
     """Resolve (and run, when it has not run) the parent stage a config names by its config file."""
@@ -129,12 +93,13 @@ def _parent_by_config(
     if parent_path.resolve() in seen:
         raise HarnessError(f"{where}: {parent_path} starts a cycle of init_from (a stage cannot build on itself)")
     tier, seed = spec.get("tier", child["tier"]), spec.get("seed", child["seed"])
-    resolved = stage_config(parent_path, tier, spec.get("model"), seed)
-    if resolved.get("save_checkpoint") is not True:
+    config = load_config(parent_path, tier)
+    if config.get("save_checkpoint") is not True:
         raise HarnessError(f"{where}: {parent_path} saves no checkpoint: add `save_checkpoint: true` to it")
+    resolved = resolve(config, tier, spec.get("model"), seed, None, path=parent_path)
     if resolved["model"] not in repro.model_ids():
         raise HarnessError(f"{where}: {repro.id!r} has no model {resolved['model']!r}; it has: {repro.model_ids()}")
-    resolved = resolve_parents(repro, parent_path, resolved, runs_dir, stage_config, seen)
+    resolved = resolve_parents(repro, parent_path, resolved, runs_dir, resolve, seen)
     first = plan(repro, resolved)[0]
     with _parent_lock(runs_dir, first.run_id):  # two children of one parent that has not run: one runs it
         if not record_path(first.run_id, runs_dir).is_file():

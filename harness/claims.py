@@ -25,9 +25,11 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from harness import registry
+from harness import configfile, registry
+from harness.config import CONFIG_KEYS
 from harness.counting import RULES
 from harness.errors import HarnessError
+from harness.protocols import check as check_protocol
 from harness.tiers import CLAIM_KINDS
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
@@ -378,12 +380,14 @@ class Vocabulary:
     models). ``datasets``: every task id, every model's dataset, the datasets the paper's configs evaluate and its
     ``unbuilt_datasets``. ``metrics``: every task's keys, the arch tier's metrics and the paper's own
     (``Reproduction.metrics``). ``config_keys``: the top-level keys of a run's config a trend rule's ``config.<path>``
-    may start with (``None``: not checked, for a paper whose runner writes its own configs)."""
+    may start with (``None``: not checked, for a paper whose runner writes its own configs). ``protocols``: the
+    registered protocol ids (harness.protocols) a claim's ``protocol`` may be (``None``: not checked)."""
 
     models: Collection[str] | None
     datasets: Collection[str]
     metrics: Collection[str]
     config_keys: Collection[str] | None = None
+    protocols: Collection[str] | None = None
 
 
 def _unknown(kind: str, name: str, known: Collection[str]) -> str:
@@ -414,12 +418,17 @@ def _check_rule_path(field: str, path: str, vocabulary: Vocabulary) -> None:
 
 
 def _check_names(claim: Claim, vocabulary: Vocabulary) -> None:
-    """The claim's model, dataset, metric, baseline and rule paths name something ``vocabulary`` knows."""
+    """The claim's model, dataset, metric, protocol, baseline and rule paths name something ``vocabulary`` knows."""
     _check_model("model", claim.model, vocabulary.models)
     if claim.dataset not in vocabulary.datasets:
         raise ValueError(f"field 'dataset': {_unknown('dataset', claim.dataset, vocabulary.datasets)}")
     if claim.metric not in vocabulary.metrics:
         raise ValueError(f"field 'metric': {_unknown('metric', claim.metric, vocabulary.metrics)}")
+    if claim.protocol is not None and vocabulary.protocols is not None:
+        try:
+            check_protocol(claim.protocol, vocabulary.protocols)
+        except ValueError as exc:
+            raise ValueError(f"field 'protocol': {exc}") from None
     if isinstance(claim.baseline, str):
         _check_model("baseline", claim.baseline, vocabulary.models)
     if claim.rule is not None:
@@ -451,7 +460,7 @@ def load_claims(
 ) -> list[Claim]:
     """Load and validate one claims file; ``paper`` (if given) must be every claim's paper id; ``registered`` (paper
     id -> its model ids, if given) is what a baseline of another paper may name; ``vocabulary`` (if given) is what
-    the claims' model, dataset, metric, baseline and rule paths may name."""
+    the claims' model, dataset, metric, protocol, baseline and rule paths may name."""
     data, lines = _read_yaml(path)
     defaults = data.get("defaults") or {}
     claims: list[Claim] = []
@@ -489,25 +498,25 @@ def load_claims(
 
 def vocabulary(repro: Any) -> Vocabulary:
     """What ``repro``'s claims may name, from the registry and the paper's configs (see :class:`Vocabulary`)."""
-    from harness.runner import CONFIG_KEYS
 
     tasks = registry.tasks().values()
     datasets = {t.id for t in tasks} | {s.dataset for r in registry.reproductions().values() for s in r.models}
     datasets |= _evaluated_datasets(repro) | set(repro.unbuilt_datasets)
     metrics = {key.lower() for t in tasks for key in t.keys} | set(ARCH_METRICS) | set(repro.metrics)
     models = None if repro.runner else {*repro.model_ids(), *repro.unbuilt_models}
-    return Vocabulary(models, datasets, metrics, None if repro.runner else CONFIG_KEYS)
+    return Vocabulary(models, datasets, metrics, None if repro.runner else CONFIG_KEYS, registry.protocols())
 
 
 def _evaluated_datasets(repro: Any) -> set[str]:
-    """The datasets the paper's tier configs evaluate (read loosely: a broken config is ``harness run``'s error)."""
+    """The datasets the paper's tier configs evaluate, their ``_base_`` files merged (read loosely: a broken config
+    is ``harness run``'s error)."""
     found: set[str] = set()
     for path in sorted((repro.root / "configs").glob("*.yaml")):
         try:
-            config = yaml.load(path.read_text(encoding="utf-8"), Loader=_SafeLoader)  # noqa: S506 (a safe loader)
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            config = configfile.read(path).tree  # with its bases: a config may inherit its evaluate list
+        except HarnessError:
             continue
-        entries = config.get("evaluate") if isinstance(config, dict) else None
+        entries = config.get("evaluate")
         found |= {e["dataset"] for e in entries or [] if isinstance(e, dict) and isinstance(e.get("dataset"), str)}
     return found
 

@@ -97,14 +97,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     from harness.distributed import is_rank_zero
     from harness.records import written_records
     from harness.report import run_verdicts
-    from harness.runner import run
+    from harness.runner import parse_set, run
     from harness.store import ingest, report_ingest
     from harness.summary import quiet_lightning, run_rows
 
     quiet_lightning()
     repro = registry.reproduction(args.paper)  # the id looked up once: the run is given the Reproduction
+    sets = dict(parse_set(text) for text in args.set or [])
     earlier = len(written_records())  # records of earlier commands in this process (a test's) are not this run's
-    paths = run(repro, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint)
+    paths = run(
+        repro, args.tier, args.model, args.seed, args.data_root, args.config, checkpoint=args.checkpoint, sets=sets
+    )
     if not is_rank_zero():  # another process of a multi-process run (harness.distributed): rank 0 ingests
         return 0
     result = ingest([*paths, *written_records()[earlier:]])  # by path: O(new), no scan of results/runs/
@@ -113,6 +116,44 @@ def cmd_run(args: argparse.Namespace) -> int:
         _emit({"records": [str(p) for p in paths], "results": rows, "ingest": _ingest_doc(result)}, True)  # NaN: null
     else:
         print("\n".join(str(path) for path in paths) + "\n")
+        print(table(rows, ["model", "tier", "dataset", "split", "metric", "value", "claim_id", "reported", "status"]))
+    return report_ingest(result)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """List a sweep file's cells with their run ids (``--list``; ``--dvc``: its DVC ``foreach`` stage), or run them
+    (all, or those ``--cell`` names or indexes) with ``harness run``'s runner, then ingest and show the verdicts."""
+    import yaml
+
+    from harness import sweeps
+    from harness.distributed import is_rank_zero
+    from harness.records import written_records
+    from harness.report import run_verdicts
+    from harness.store import ingest, report_ingest
+    from harness.summary import quiet_lightning, run_rows
+
+    repro = registry.reproduction(args.paper)
+    sweep = sweeps.load(repro, args.sweep)
+    cells = sweeps.select(sweeps.expand(sweep), args.cell or [])  # every cell checked before any runs
+    if args.dvc:
+        print(yaml.safe_dump(sweeps.dvc_stage(sweep, cells), sort_keys=False, width=120), end="")
+        return 0
+    if args.list:
+        _emit(sweeps.listing(repro, cells), args.json, ["index", "name", "model", "seed", "run_ids"])
+        return 0
+    quiet_lightning()
+    earlier = len(written_records())
+    ran = [(cell, sweeps.run_cell(sweep, cell, args.data_root)) for cell in cells]
+    if not is_rank_zero():
+        return 0
+    paths = [path for _, cell_paths in ran for path in cell_paths]
+    result = ingest([*paths, *written_records()[earlier:]])
+    rows = run_rows(paths, run_verdicts())
+    if args.json:
+        done = [{"index": c.index, "name": c.name, "records": [str(p) for p in ps]} for c, ps in ran]
+        _emit({"cells": done, "results": rows, "ingest": _ingest_doc(result)}, True)
+    else:
+        print("\n".join(f"{cell.name}: {path}" for cell, cell_paths in ran for path in cell_paths) + "\n")
         print(table(rows, ["model", "tier", "dataset", "split", "metric", "value", "claim_id", "reported", "status"]))
     return report_ingest(result)
 
@@ -126,7 +167,7 @@ def _tier_config(args: argparse.Namespace, seed: int | None, data_root: str | No
     path = args.config or repro.config_path(args.tier)
     if not path.exists():
         raise HarnessError(f"{path}: no {args.tier!r} config for {args.paper!r}")
-    resolved = resolve_config(load_config(path, args.tier), args.tier, args.model, seed, data_root)
+    resolved = resolve_config(load_config(path, args.tier), args.tier, args.model, seed, data_root, path=path)
     repro.model(resolved["model"])  # an unknown model id is an error with a "did you mean"
     return repro, path, resolved
 
@@ -276,7 +317,7 @@ def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
         if not (Path(path).is_file() or Path(path).is_dir()):  # a FIFO would block, /dev/zero fill the memory
             raise HarnessError(f"{path}: given to {name} but not a regular file or folder (a FIFO or device)")
     if task.protocol:
-        print(f"harness: note: {task.id} scores with protocol {task.protocol!r}", file=sys.stderr)
+        print(f"harness: note: {task.id} scores with protocol {task.protocol.id!r}", file=sys.stderr)
     result = task.scorer()(Path(args.references), Path(args.predictions), **{k: Path(v) for k, v in options.items()})
     _emit(result, args.json)  # an undefined score (e.g. a class absent from the references) is NaN here, null in JSON
     return 0
@@ -340,6 +381,19 @@ def build_parser() -> argparse.ArgumentParser:
         "such as a chain's later stage, which runs its init_from stage first when that has not run)",
     )  # fmt: skip
     p.add_argument("--checkpoint", help="weights to evaluate (tier weights): .safetensors or a torch state dict")
+    p.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="set one config key for this run (repeatable; the value is "
+        "YAML), e.g. --set trainer.max_steps=100 --set system.init_args.lr=0.1: part of the run's config and run id",
+    )  # fmt: skip
+    p = command("sweep", "run a sweep file's cells (configs/sweeps/NAME.yaml: a grid or list of --set values), or "
+                "list them with their run ids")  # fmt: skip
+    p.add_argument("paper")
+    p.add_argument("sweep", help="the sweep's name (the paper's configs/sweeps/NAME.yaml) or a sweep file's path")
+    p.add_argument("--cell", action="append", metavar="NAME|INDEX", help="only this cell (repeatable): a name of "
+                   "--list or its index from 0 (a cluster array's task id, e.g. $SLURM_ARRAY_TASK_ID)")  # fmt: skip
+    p.add_argument("--list", action="store_true", help="list the cells and their run ids; run nothing")
+    p.add_argument("--dvc", action="store_true", help="print the dvc.yaml stage that runs the cells (foreach)")
+    p.add_argument("--data-root")
     p = command("recipe", "the recipe hash of a tier config and model, as a budget plan fixes it")
     p.add_argument("paper")
     p.add_argument("--tier", choices=TIERS, default="budget")
@@ -400,7 +454,7 @@ HANDLERS = {
     "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
     "ingest": cmd_ingest, "export": cmd_export, "rescore": cmd_rescore, "report": cmd_report,
     "leaderboard": cmd_leaderboard, "new": cmd_new, "pipeline": cmd_pipeline, "recipe": cmd_recipe,
-    "reference": cmd_reference, "seeds": cmd_seeds,
+    "reference": cmd_reference, "seeds": cmd_seeds, "sweep": cmd_sweep,
 }  # fmt: skip
 
 

@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from harness import arch, registry, report
+from harness import arch, configfile, registry, report
 from harness.errors import HarnessError
 from harness.pipeline_files import STAGES_DIR, Layout, PipelineError, load_params, relative
 from harness.records import RUNS_DIR, atomic_write_text, check_writable, read_record, record_path
@@ -190,8 +188,10 @@ def _starts_from_a_parent(command: RunCommand) -> bool:
     if command.tier == "arch":
         return False
     path = Path(command.config or registry.reproduction(command.paper).config_path(command.tier))
-    config = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
-    return isinstance(config, dict) and "init_from" in config
+    try:
+        return "init_from" in configfile.read(path).tree  # init_from may come from a base
+    except HarnessError:  # missing or broken: the run names what is wrong
+        return False
 
 
 def _one_thread() -> None:

@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 import harness
-from harness import registry
+from harness import dotted, registry
 from harness.errors import HarnessError
 from harness.tiers import TIERS
 
@@ -594,13 +594,8 @@ def write_record(record: RunRecord, runs_dir: Path = RUNS_DIR) -> Path:
     return path
 
 
-def record_value(record: RunRecord, dotted: str) -> Any:
+def record_value(record: RunRecord, path: str) -> Any:
     """The record's value at ``metrics.<name>`` or ``config.<dotted.path>`` (a claim's conditions, a trend rule's axes,
     a premise's paths); None when absent."""
-    head, _, rest = dotted.partition(".")
-    node: Any = record.metrics if head == "metrics" else (record.config or {})
-    for part in rest.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
+    head, _, rest = path.partition(".")
+    return dotted.get(record.metrics if head == "metrics" else (record.config or {}), rest, None)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.protocols import BUILTIN, Protocol
 from harness.suggest import did_you_mean
 from harness.tiers import TABLE, TIERS
 
@@ -183,6 +184,7 @@ class Reproduction:
     What its claims may name beyond the registry (harness.claims.Vocabulary): ``unbuilt_models`` and
     ``unbuilt_datasets``, models and datasets the paper reports that this reproduction does not build (their claims
     stay not-run), and ``metrics``, metric names its own runs record beyond its tasks' keys (e.g. a sweep's summary).
+    ``protocols``: the evaluation protocols of its own that its configs and claims name (harness.protocols).
     """
 
     id: str
@@ -197,10 +199,15 @@ class Reproduction:
     unbuilt_models: tuple[str, ...] = ()
     unbuilt_datasets: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
+    protocols: tuple[Protocol, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.arxiv is None) == (self.url is None):
             raise HarnessError(f"reproduction {self.id!r}: give exactly one of 'arxiv' (with version) or 'url'")
+        if not all(isinstance(p, Protocol) for p in self.protocols):
+            raise HarnessError(
+                f"reproduction {self.id!r}: 'protocols' is a tuple of harness.protocols.Protocol(id, description)"
+            )
 
     @property
     def link(self) -> str:
@@ -254,9 +261,9 @@ class Task:
     ``options`` are the extra ``harness score`` flags it accepts (e.g. ``("na_probs",)``), each a path.
     ``example`` names a callable ``(root: Path, task_id: str) -> dict[str, Path]`` that writes a tiny
     references/predictions pair in the task's official formats (keys ``references``, ``predictions`` and
-    any options); the contract tests score it and check the keys. ``protocol`` names the scoring convention where
-    papers differ (e.g. LibriSpeech's text normalisation): ``harness score`` states it, and a run record scored
-    this way carries it as its ``protocol``.
+    any options); the contract tests score it and check the keys. ``protocol`` is the scoring convention where
+    papers differ (e.g. LibriSpeech's text normalisation), a :class:`harness.protocols.Protocol` that the task
+    registers: ``harness score`` states it, and a run record scored this way carries its id as its ``protocol``.
     """
 
     id: str
@@ -265,7 +272,14 @@ class Task:
     keys: tuple[str, ...]
     options: tuple[str, ...] = ()
     example: str | None = None
-    protocol: str | None = None
+    protocol: Protocol | None = None
+
+    def __post_init__(self) -> None:
+        if self.protocol is not None and not isinstance(self.protocol, Protocol):
+            raise HarnessError(
+                f"task {self.id!r}: 'protocol' is a harness.protocols.Protocol(id, description), which registers it, "
+                f"not {self.protocol!r}"
+            )
 
     def scorer(self) -> Callable[..., dict[str, float]]:
         return load_object(self.score)
@@ -314,6 +328,21 @@ def reproductions() -> dict[str, Reproduction]:
 def tasks() -> dict[str, Task]:
     """All registered tasks by task id."""
     return _load_group(TASKS_GROUP, Task)
+
+
+def protocols() -> dict[str, Protocol]:
+    """Every registered protocol by id: harness.protocols.BUILTIN, each task's ``protocol`` and each reproduction's
+    ``protocols`` (not cached: built from the cached registries); one id given two different descriptions is an error
+    naming both owners."""
+    owned = [("harness.protocols", p) for p in BUILTIN]
+    owned += [(f"task {t.id!r}", t.protocol) for t in tasks().values() if t.protocol is not None]
+    owned += [(f"reproduction {r.id!r}", p) for r in reproductions().values() for p in r.protocols]
+    found: dict[str, tuple[str, Protocol]] = {}
+    for owner, protocol in owned:
+        first = found.setdefault(protocol.id, (owner, protocol))
+        if first[1] != protocol:
+            raise HarnessError(f"protocol {protocol.id!r} is registered twice, differently: by {first[0]} and {owner}")
+    return {key: protocol for key, (_, protocol) in sorted(found.items())}
 
 
 def reproduction(paper: str) -> Reproduction:

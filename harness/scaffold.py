@@ -45,7 +45,7 @@ $paper = "$package:REPRODUCTION"
 include = ["$package*"]
 
 [tool.setuptools.package-data]
-"*" = ["*.yaml", "configs/*.yaml"]
+"*" = ["*.yaml", "configs/*.yaml", "configs/_base/*.yaml", "configs/sweeps/*.yaml"]
 """
 
 INIT = '''\

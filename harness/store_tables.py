@@ -14,6 +14,7 @@ from typing import Any
 
 import duckdb
 
+from harness import dotted
 from harness.records import MAX_RECORD_BYTES
 
 STORE_VERSION = 6  # 3: runs.parents; 4: incremental ingest (rows taken from each record's JSON by DuckDB); 5: papers;
@@ -87,11 +88,7 @@ def _record_shape() -> str:
     for name, kind in RUN_COLUMNS.items():
         if name == "record":
             continue
-        *parents, last = RUN_PATHS.get(name, name).split(".")
-        node = shape
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = "VARCHAR" if kind == "TIMESTAMP" else kind
+        dotted.assign(shape, RUN_PATHS.get(name, name), "VARCHAR" if kind == "TIMESTAMP" else kind, create=True)
     return json.dumps(shape)
 
 
@@ -99,7 +96,7 @@ def _column_sql(name: str, kind: str) -> str:
     """The SQL that takes column ``name`` of ``runs`` out of ``t``, the record's transformed JSON (``r``: as it is)."""
     if name == "record":
         return "r"
-    expr = "t." + ".".join(f'"{part}"' for part in RUN_PATHS.get(name, name).split("."))
+    expr = "t." + ".".join(f'"{part}"' for part in dotted.parts(RUN_PATHS.get(name, name)))
     if kind == "JSON":
         return f"nullif({expr}, 'null')"
     return f"{expr}::TIMESTAMP" if kind == "TIMESTAMP" else expr

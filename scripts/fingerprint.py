@@ -85,7 +85,11 @@ def _budget_run(paper: str, model: str, path: Path, runs_dir: Path, name: str) -
 
 def read_tree(path: Path) -> dict[str, Any]:
     """A config file as the runner reads it, before any checking (with its bases merged, where it names any)."""
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        from harness import configfile
+    except ImportError:  # a checkout from before config bases
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return configfile.read(path).tree
 
 
 def _identity_key(repro: Any, resolved: dict[str, Any], dataset: str, split: str) -> str:

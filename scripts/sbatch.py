@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 from harness import registry
+from harness.config import load_config
 from harness.distributed import render_sbatch
 from harness.errors import HarnessError
-from harness.runner import load_config
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,8 +5,9 @@ A claim is judged only by records of the same model, dataset, split and config v
 records the arch tier writes (the model's ``ModelSpec.dataset``, split ``none``); any other claim matches runs of a
 tier config that may judge its kind, evaluates its dataset and split, and sets every key its ``conditions`` name
 to the claim's value once the model's ``overrides`` are applied, as the run's record holds it (a misspelt key, or a
-value no config sets, would leave the claim ``not-run`` for ever). A delta claim's baseline must be producible the
-same way, by its own paper (another paper's, where the claim names one).
+value no config sets, would leave the claim ``not-run`` for ever); or a cell of a committed sweep file
+(``configs/sweeps/*.yaml``, harness.sweeps) whose resolved config does all that. A delta claim's baseline must be
+producible the same way, by its own paper (another paper's, where the claim names one).
 """
 
 from __future__ import annotations
@@ -17,23 +18,11 @@ import functools
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from harness import registry
+from harness import configfile, dotted, registry
 from harness.claims import Claim
 from harness.runner import apply_overrides
+from harness.sweeps import Cell, expand, load, sweep_names
 from harness.tiers import JUDGING_TIERS
-
-_ABSENT = object()
-
-
-def _value(config: dict[str, Any], dotted: str) -> Any:
-    node: Any = config
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return _ABSENT
-        node = node[part]
-    return node
 
 
 def _sets(config: dict[str, Any], model: str, conditions: dict[str, Any]) -> bool:
@@ -41,7 +30,7 @@ def _sets(config: dict[str, Any], model: str, conditions: dict[str, Any]) -> boo
     applied, as :func:`harness.runner.resolve_config` applies them)."""
     resolved = copy.deepcopy(config)
     apply_overrides(resolved, model)
-    return all(_value(resolved, key) == value for key, value in conditions.items())
+    return all(dotted.get(resolved, key) == value for key, value in conditions.items())
 
 
 def _configs(repro: registry.Reproduction) -> list[dict[str, Any]]:
@@ -52,7 +41,25 @@ def _configs(repro: registry.Reproduction) -> list[dict[str, Any]]:
 def _parsed_configs(folder: Path) -> list[dict[str, Any]]:
     """Each tier config of a folder, parsed once per test session (a paper with hundreds of claims reads them
     for every claim)."""
-    return [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml"))]
+    return [configfile.read(path).tree for path in sorted(folder.glob("*.yaml"))]  # _base_ files merged
+
+
+@functools.cache
+def _sweep_cells(paper: str) -> list[Cell]:
+    """Every cell of the paper's committed sweeps, resolved once per test session (their arguments are checked by
+    tests/harness/test_sweeps.py)."""
+    repro = registry.reproduction(paper)
+    return [cell for name in sweep_names(repro) for cell in expand(load(repro, name), check=False)]
+
+
+def _judges(claim: Claim, config: dict[str, Any]) -> bool:
+    """Whether a run of ``config`` (a tier config, or a sweep cell's resolved config) evaluates what ``claim`` is
+    judged on, at a tier that may judge it."""
+    return (
+        config["tier"] in JUDGING_TIERS[claim.kind]
+        and {"dataset": claim.dataset, "split": claim.split} in config.get("evaluate", [])
+        and (claim.protocol is None or config.get("protocol") == claim.protocol)
+    )
 
 
 def _runs_write(claim: Claim, paper: str, model: str, conditions: dict[str, Any]) -> bool:
@@ -64,12 +71,16 @@ def _runs_write(claim: Claim, paper: str, model: str, conditions: dict[str, Any]
         return False
     if claim.kind == "arch":
         return (claim.dataset, claim.split) == (repro.model(model).dataset, "none")
-    return any(
-        config["tier"] in JUDGING_TIERS[claim.kind]
-        and {"dataset": claim.dataset, "split": claim.split} in config.get("evaluate", [])
-        and (claim.protocol is None or config.get("protocol") == claim.protocol)
-        and any(_sets(config, match, conditions) for match in matches)
+    if any(
+        _judges(claim, config) and any(_sets(config, match, conditions) for match in matches)
         for config in _configs(repro)
+    ):
+        return True
+    return any(
+        cell.model in matches
+        and _judges(claim, cell.resolved)
+        and all(dotted.get(cell.resolved, key) == value for key, value in conditions.items())
+        for cell in _sweep_cells(paper)
     )
 
 

@@ -4,8 +4,9 @@
 Checked over the import graph as written: every ``import`` / ``from ... import`` at any depth (inside functions too) of
 every ``.py`` file, every string in a reproduction's or the library's code that is exactly a module path
 (``"reproductions.x.model:build"``, as registry entries name builders), every module path in
-``reproductions/*/configs/*.yaml`` (``class_path``, ``function``, ``data_class`` ...), and the module paths the
-registered objects carry (``ModelSpec.build``, ``Reproduction.runner`` / ``figures``).
+``reproductions/*/configs/*.yaml`` and their bases ``configs/_base/*.yaml`` (``class_path``, ``function``,
+``data_class`` ...), and the module paths the registered objects carry (``ModelSpec.build``, ``Reproduction.runner`` /
+``figures``).
 """
 
 from __future__ import annotations
@@ -117,9 +118,10 @@ def yaml_strings(node: yaml.Node) -> list[tuple[int, str]]:
 
 def config_violations(root: Path) -> list[Violation]:
     violations = []
-    for path in sorted(root.glob("reproductions/*/configs/*.yaml")):
+    files = [*root.glob("reproductions/*/configs/*.yaml"), *root.glob("reproductions/*/configs/_base/*.yaml")]
+    for path in sorted(files):  # each file as written (bases too), so a violation names the file and line that has it
         document = yaml.compose(path.read_text(encoding="utf-8"))
-        package = ["reproductions", path.parent.parent.name]
+        package = ["reproductions", path.relative_to(root).parts[1]]
         for line, value in yaml_strings(document) if document is not None else []:
             if not MODULE_PATH.fullmatch(value):
                 continue
@@ -168,6 +170,7 @@ def bad_tree(tmp_path: Path) -> Path:
         tmp_path / "reproductions/a/__init__.py", 'BUILD = "reproductions.b.model:build"\nOWN = "reproductions.a.m:f"\n'
     )
     write(tmp_path / "reproductions/a/configs/smoke.yaml", "model:\n  class_path: reproductions.b.system:BSystem\n")
+    write(tmp_path / "reproductions/a/configs/_base/data.yaml", "data:\n  class_path: reproductions.b.data:BData\n")
     write(tmp_path / "nets/layers.py", "import torch\nimport reproductions.b.model\n")
     write(tmp_path / "tasks/t/data.py", "from harness.errors import HarnessError\n")
     write(tmp_path / "harness/cli.py", "def main():\n    import reproductions\n")
@@ -184,6 +187,8 @@ def test_the_checker_catches_each_kind_of_violation(bad_tree: Path):
         f"{helper}:3: leaderboard (a reproduction imports only its own package, harness, nets, tasks)",
         f"{Path('reproductions/a/__init__.py')}:1: reproductions.b.model (reproductions.a imports another reproduction)",
         f"{Path('reproductions/a/configs/smoke.yaml')}:2: reproductions.b.system:BSystem "
+        "(reproductions.a imports another reproduction)",
+        f"{Path('reproductions/a/configs/_base/data.yaml')}:2: reproductions.b.data:BData "
         "(reproductions.a imports another reproduction)",
         f"{Path('nets/layers.py')}:2: reproductions.b.model (nets imports a reproduction)",
         f"{Path('harness/cli.py')}:2: reproductions (harness imports a reproduction)",

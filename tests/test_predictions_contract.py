@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from harness import registry, rescore
+from harness import configfile, registry, rescore
 from harness.predictions import Scoring
 
 # task id -> why its runs keep no predictions (none today: every registered task writes them)
@@ -358,7 +357,7 @@ KEPT_NO_PREDICTIONS: dict[tuple[str, str], str] = {}
 
 def is_chain_stage(path: Path) -> bool:
     """A config with ``init_from`` runs only under ``harness run``, after its parent (the papers' chain tests)."""
-    return "init_from" in (yaml.safe_load(path.read_text(encoding="utf-8")) or {})
+    return "init_from" in configfile.read(path).tree  # init_from may come from a base
 
 
 def smoke_runs() -> list[Any]:

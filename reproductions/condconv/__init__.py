@@ -2,6 +2,7 @@
 MobileNetV1, MobileNetV2, MnasNet-A1 and ResNet-50 with CondConv, each beside its static baseline, at 224 px; and the
 budget tier's small Fashion-MNIST pair (CondConv against a static net of matched multiply-adds) at 28 px."""
 
+from harness.protocols import Protocol
 from harness.registry import ModelSpec, Reproduction
 from reproductions.condconv.variants import ALL_VARIANTS, BUDGET_VARIANTS
 
@@ -30,5 +31,12 @@ REPRODUCTION = Reproduction(
         "condconv-mobilenetv1-0.5-v1",
         "condconv-baseline-ssd300-mobilenetv1-1.0",
         "condconv-ssd300-mobilenetv1-1.0",
+    ),
+    protocols=(
+        Protocol(
+            "fashion-mnist-test",
+            "the budget tier's Fashion-MNIST study: trained on a training subset, scored on the official "
+            "10,000-image test set at 28x28 grey",
+        ),
     ),
 )

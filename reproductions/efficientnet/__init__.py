@@ -1,5 +1,6 @@
 """EfficientNet (arXiv 1905.11946v5) registered as a harness reproduction: B0-B7 at their own resolutions."""
 
+from harness.protocols import Protocol
 from harness.registry import ModelSpec, Reproduction
 from reproductions.efficientnet.variants import VARIANTS
 
@@ -27,4 +28,11 @@ REPRODUCTION = Reproduction(
         for scaling in ("d4", "w2", "r2", "compound")
     ),
     unbuilt_datasets=("birdsnap", "stanford-cars", "flowers-102", "fgvc-aircraft"),
+    protocols=(
+        Protocol(
+            "fine-tuned from ImageNet checkpoint",
+            "transfer (Table 5): the ImageNet-trained network fine-tuned on the target dataset and scored once on"
+            " its test split with the final weights, one centre crop per image",
+        ),
+    ),
 )

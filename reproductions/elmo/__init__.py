@@ -8,6 +8,7 @@ paper's (Table 1's six and lm1b) and the budget tier's (``debian-lm``, ``wordnet
 (``elmo-budget-bilm``) and its task model with ELMo, with the top layer only and without ELMo
 (``elmo-budget-task-elmo``, ``-elmo-top``, ``elmo-budget-task``; README.md)."""
 
+from harness.protocols import Protocol
 from harness.registry import InputSpec, ModelSpec, Reproduction
 
 CHARS = 50  # max_characters_per_token
@@ -124,6 +125,13 @@ REPRODUCTION = Reproduction(
                 dataset="wordnet-lexname",
             )
             for name in BUDGET_TASK_MODELS
+        ),
+    ),
+    protocols=(
+        Protocol(
+            "bilm-vocab10k-pieces20",
+            "the budget biLM's own test: forward and backward perplexities over its 10,000-word softmax on test "
+            "pieces of at most 20 tokens framed by <S> and </S> (not debian-lm's word-level perplexity)",
         ),
     ),
 )

@@ -4,6 +4,7 @@ registered as a harness reproduction: GPT as released (profiled at its 512 posit
 after N pre-training updates, judged zero-shot), and the budget tier's small GPT (pre-trained on ``debian-lm``,
 fine-tuned on few-label ``wordnet-lexname``)."""
 
+from harness.protocols import Protocol
 from harness.registry import InputSpec, ModelSpec, Reproduction
 from reproductions.gpt.variants import VARIANTS
 
@@ -68,4 +69,11 @@ REPRODUCTION = Reproduction(
     # Table 4/5's GLUE score and Table 5's MNLI column (matched/mismatched mean).
     unbuilt_datasets=("glue", "glue-mnli"),
     metrics=("score", "avg_score", "relative_performance"),  # GLUE's score, Table 5's average, Figure 2 (right)
+    protocols=(
+        Protocol(
+            "zero-shot",
+            "Section 5's zero-shot heuristics (reproductions/gpt/zero_shot.py): the language model scores each "
+            "task's answers without any fine-tuning",
+        ),
+    ),
 )

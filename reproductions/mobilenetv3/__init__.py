@@ -2,6 +2,7 @@
 LR-ASPP segmentation models at the Cityscapes sizes of Tables 7 and 8, and the SSDLite COCO detectors of Table 6 at
 320 px."""
 
+from harness.protocols import Protocol
 from harness.registry import ModelSpec, Reproduction
 from reproductions.mobilenetv3.variants import DET_VARIANTS, SEG_VARIANTS, VARIANTS
 
@@ -45,4 +46,10 @@ REPRODUCTION = Reproduction(
         for name, row in DET_VARIANTS.items()
     ),
     metrics=("latency_ms",),  # Table 3's Pixel-phone latency: claimed, recorded by no run here
+    protocols=(
+        Protocol(
+            "ssdlite-320",
+            "SSDLite detection: images resized to a fixed 320x320, COCO box AP by pycocotools",
+        ),
+    ),
 )

@@ -1,6 +1,7 @@
 """The SGD width / noise-scale study (arXiv 1905.03776v1) registered as a harness reproduction that runs its tiers
 itself: each tier is a sweep of width x learning rate x batch size (x seeds), see sweep.py."""
 
+from harness.protocols import Protocol
 from harness.registry import ModelSpec, Reproduction
 from reproductions.sgd_width.variants import FAMILIES, PARAMETERIZATIONS, WIDTHS, model_id
 
@@ -26,4 +27,11 @@ REPRODUCTION = Reproduction(
     runner="reproductions.sgd_width.sweep:run_sweep",
     figures="reproductions.sgd_width.figures:figures",
     metrics=("optimal_noise_scale", "best_accuracy", "max_batch_size"),  # the sweep's summary records
+    protocols=(
+        Protocol(
+            "late-time-test-accuracy",
+            "the paper's performance measure (section 1 of v1): test accuracy averaged over the late epochs of "
+            "constant-SGD training, then over runs",
+        ),
+    ),
 )

@@ -33,6 +33,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from harness.config import read_config
 from harness.errors import HarnessError
 from harness.records import (
     RunRecord,
@@ -46,7 +47,6 @@ from harness.records import (
     write_record,
 )
 from harness.registry import Reproduction, load_object
-from harness.runner import read_config
 from reproductions.sgd_width.variants import FAMILIES, PARAMETERIZATIONS, model_id, noise_scale, normalized_noise_scale
 
 CONFIG_KEYS = {"tier", "protocol", "dataset", "split", "seeds", "data", "training", "executor", "studies"}

@@ -6,6 +6,7 @@ choice, the paper prints no profile. The budget tier's models are ours: LAS-2-12
 of its shallow fusion (``lstm-lm-2-256``, trained on text by its own stage, ``reproductions.specaugment.lm``).
 """
 
+from harness.protocols import Protocol
 from harness.registry import InputSpec, ModelSpec, Reproduction
 
 FRAMES, STEPS, VOCAB = 1000, 32, 16384
@@ -61,4 +62,10 @@ REPRODUCTION = Reproduction(
         for variant in VARIANT_IDS
     )
     + (BUDGET_MODEL, BUDGET_LM),
+    protocols=(
+        Protocol(
+            "specaugment-lm-word-perplexity",
+            "the fusion language model's word-level perplexity on held-out transcripts",
+        ),
+    ),
 )

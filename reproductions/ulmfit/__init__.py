@@ -1,6 +1,7 @@
 """ULMFiT (Howard & Ruder, arXiv 1801.06146v5) registered as a harness reproduction: the AWD-LSTM language model and
 the classifier on its encoder, at the paper's size and at the budget tier's (``variants.MODELS``)."""
 
+from harness.protocols import Protocol
 from harness.registry import InputSpec, ModelSpec, Reproduction
 from reproductions.ulmfit.variants import MODELS, PROFILE_TOKENS
 
@@ -35,4 +36,24 @@ REPRODUCTION = Reproduction(
     # the baselines Tables 2 and 3 cite (CoVe, oh-LSTM, virtual adversarial training, TBCNN, LSTM-CNN, char-level
     # CNN, CNN, DPCNN): reported, not built (their claims stay not-run)
     unbuilt_models=("cove", "oh-lstm", "virtual", "tbcnn", "lstm-cnn", "char-cnn", "cnn", "dpcnn"),
+    protocols=(
+        Protocol(
+            "forward model",
+            "a classifier fine-tuned from the forward (left-to-right) language model, scored on its own",
+        ),
+        Protocol(
+            "backward model",
+            "a classifier fine-tuned from the backward (right-to-left, reversed text) language model, scored on "
+            "its own",
+        ),
+        Protocol(
+            "fwd+bwd ensemble",
+            "the forward and the backward classifiers' predictions averaged (Tables 2 and 3, the bidirectional model)",
+        ),
+        Protocol(
+            "single forward model",
+            "the forward classifier alone where the paper sets it against the bidirectional model (the IMDb "
+            "claim's 'single model')",
+        ),
+    ),
 )

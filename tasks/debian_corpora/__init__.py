@@ -20,7 +20,7 @@ This module is imported to list the registry: it imports nothing heavy.
 
 from harness.registry import Task
 from tasks.librispeech import KEYS as SPEECH_KEYS
-from tasks.librispeech import PROTOCOL as SPEECH_PROTOCOL
+from tasks.librispeech import LIBRISPEECH
 
 LM_KEYS = ("perplexity", "nll", "tokens")
 CLASSIFICATION_KEYS = ("error", "accuracy")
@@ -52,5 +52,5 @@ ESPEAK_SPEECH = Task(
     score="tasks.librispeech.score:score",
     keys=SPEECH_KEYS,
     example="tasks.librispeech.fixtures:example",
-    protocol=SPEECH_PROTOCOL,
+    protocol=LIBRISPEECH.protocol,
 )

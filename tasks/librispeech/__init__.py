@@ -20,6 +20,7 @@ Modules (imported on use, none of them from here):
 This module is imported to list the registry: it imports nothing heavy.
 """
 
+from harness.protocols import Protocol
 from harness.registry import Task
 
 KEYS = ("wer", "substitutions", "deletions", "insertions", "hits", "words", "utterances")
@@ -34,5 +35,9 @@ LIBRISPEECH = Task(
     score="tasks.librispeech.score:score",
     keys=KEYS,
     example="tasks.librispeech.fixtures:example",
-    protocol=PROTOCOL,
+    protocol=Protocol(
+        PROTOCOL,
+        "corpus word error rate (edits over reference words, summed over the test set) after upper-casing both sides "
+        "and collapsing white space, nothing else (score.py)",
+    ),
 )

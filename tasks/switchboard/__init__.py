@@ -17,6 +17,7 @@ Switchboard-1, LDC97S62, with the ms98 transcriptions, prepared as Kaldi's s5c r
 test on) and ``fixtures`` (espeak-ng speech written as two-channel SPHERE, both corpora's layouts).
 """
 
+from harness.protocols import Protocol
 from harness.registry import Task
 
 KEYS = ("wer", "wer_swb", "wer_ch", "substitutions", "deletions", "insertions", "hits", "words", "segments")
@@ -31,5 +32,9 @@ SWITCHBOARD = Task(
     keys=KEYS,
     options=("glm",),
     example="tasks.switchboard.fixtures:example",
-    protocol=PROTOCOL,
+    protocol=Protocol(
+        PROTOCOL,
+        "Hub5'00 word error rate on the swb and ch subsets as sclite's Hub-5 scoring counts it, as far as score.py "
+        "states: words the GLM marks optionally deletable cost nothing when left out (not sclite itself)",
+    ),
 )

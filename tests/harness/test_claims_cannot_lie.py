@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.claims import Vocabulary, load_claims, registered_claims
+from harness.config import CONFIG_KEYS
 from harness.errors import HarnessError
-from harness.runner import CONFIG_KEYS
 from tests.conftest import TOY_ENTRY_POINTS, harness_cli, write_dist_info
 
 CLAIMS = """\

@@ -66,17 +66,21 @@ def test_missing_data_root_is_named_before_training(toy: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("tier: smoke\n", "missing key 'model'"),
+        ("tier: smoke\n", ": key 'model': missing"),
         (
             "model: m\nsystem: {}\ndata: {class_path: x}\nevaluate: [{dataset: d, split: s}]\n",
-            "key 'system' needs 'class_path'",
+            ":2: key 'system.class_path': missing",
         ),
-        ("model: m\nsystem: {class_path: x}\ndata: {class_path: x}\nevaluate: []\n", "key 'evaluate'"),
+        (
+            "model: m\nsystem: {class_path: x}\ndata: {class_path: x}\nevaluate: []\n",
+            ":4: key 'evaluate': a non-empty list of {dataset, split} mappings, not []",
+        ),
         (
             "tier: full\nmodel: m\nsystem: {class_path: x}\ndata: {class_path: x}\nevaluate: [{dataset: d, split: s}]\n",
-            "'tier' is 'full'",
+            ":1: key 'tier': 'full', but the run asked for tier 'smoke'",
         ),
-        ("model: m\nsurprise: 1\n", "unknown key(s) ['surprise']"),
+        ("model: m\nsurprise: 1\n", ":2: key 'surprise': unknown key; the keys of a tier config are tier, model,"),
+        ("model: m\nsede: 1\n", ":2: key 'sede': unknown key (did you mean 'seed'?)"),
         ("[1, 2\n", "invalid YAML"),
     ],
 )

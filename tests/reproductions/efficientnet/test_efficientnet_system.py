@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import pytorch_lightning as pl
 import torch
-import yaml
 from safetensors.torch import save_file
 from torch.utils.data import DataLoader, TensorDataset
 
+from harness import configfile
 from harness.errors import HarnessError
 from harness.registry import load_object
 from harness.runner import load_config
@@ -135,6 +135,6 @@ def test_configs_are_valid_for_the_runner_and_the_system(path):
 
 def test_config_tiers_present():
     assert {p.stem for p in CONFIGS.glob("*.yaml")} >= {"smoke", "full", "weights"}
-    smoke = yaml.safe_load((CONFIGS / "smoke.yaml").read_text())
+    smoke = configfile.read(CONFIGS / "smoke.yaml").tree
     assert smoke["prepare"]["function"] == "tasks.imagenet.fixtures:write_digits_ilsvrc"
     assert smoke["evaluate"] == [{"dataset": "digits", "split": "val"}]

@@ -3,9 +3,7 @@ judge are listed with their reasons in tests/test_claims_producible.py)."""
 
 from __future__ import annotations
 
-import yaml
-
-from harness import registry
+from harness import configfile, registry
 from harness.claims import registered_claims
 from tests.claims_check import producible
 
@@ -19,6 +17,6 @@ def test_arch_claims_name_the_records_the_arch_tier_writes() -> None:
 def test_schedule_conditions_select_the_schedule_the_number_was_trained_with() -> None:
     """Zoo and yaml AP numbers belong to one training length each; the full config's own length is the yaml's."""
     epochs = {c.id: c.conditions.get("trainer.max_epochs") for c in registered_claims("nas-fpn") if c.metric == "ap"}
-    full = yaml.safe_load(registry.reproduction("nas-fpn").config_path("full").read_text())
+    full = configfile.read(registry.reproduction("nas-fpn").config_path("full")).tree
     assert epochs["yaml-r50-nasfpn-5x256-640-ap"] == full["trainer"]["max_epochs"]
     assert all(f"-{epochs[key]}ep-" in key for key in epochs if key.startswith("zoo-"))

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
-from harness import registry
+from harness import configfile, registry
 from harness.claims import registered_claims
 
 
 def test_the_default_full_run_is_the_setting_of_the_imagenet_claims() -> None:
-    full = yaml.safe_load(registry.reproduction("selfie").config_path("full").read_text())
+    full = configfile.read(registry.reproduction("selfie").config_path("full")).tree
     imagenet = [claim for claim in registered_claims("selfie") if claim.dataset == "imagenet-1k"]
     assert imagenet
     for claim in imagenet:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness import configfile
 from harness.records import read_record
 from reproductions.sgd_width import REPRODUCTION, figures
 from reproductions.sgd_width.summary import is_summary
@@ -39,7 +40,7 @@ def test_smoke_sweep_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_harness_run_and_report_through_the_entry_point(tmp_path: Path):
     from tests.conftest import harness_cli
 
-    config = yaml.safe_load(REPRODUCTION.config_path("smoke").read_text())
+    config = configfile.read(REPRODUCTION.config_path("smoke")).tree
     config["executor"] = {"kind": "local", "n_jobs": 2}
     (tmp_path / "smoke.yaml").write_text(yaml.safe_dump(config))
     done = harness_cli("run", "sgd-width", "--tier", "smoke", "--config", str(tmp_path / "smoke.yaml"), cwd=tmp_path)

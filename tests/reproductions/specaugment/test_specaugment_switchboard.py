@@ -9,9 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
-from harness import registry, runner
+from harness import configfile, registry, runner
 from harness.records import read_record
 from reproductions.specaugment.schedules import SCHEDULES, Schedule, label_smoothing
 from reproductions.specaugment.system import SpecAugmentLAS, wer_metric
@@ -60,7 +59,7 @@ def test_the_system_trains_on_switchboard_1_and_records_hub5_wer(
     monkeypatch.chdir(tmp_path)
     path = CONFIGS / "smoke-switchboard.yaml"
     resolved = runner.resolve_config(runner.load_config(path, "smoke"), "smoke", None, None, None)
-    assert yaml.safe_load(path.read_text())["trainer"]["max_steps"] == 2
+    assert configfile.read(path).tree["trainer"]["max_steps"] == 2
     paths = runner.run_training(registry.reproduction("specaugment"), resolved, runs_dir=tmp_path / "runs")
     records = {r.split: r for r in map(read_record, paths)}
     assert set(records) == {"swb", "ch"}

@@ -13,8 +13,8 @@ import torch
 import yaml
 
 from harness import registry
-from harness.chains import check_init_from
 from harness.checkpoints import load_state
+from harness.config import validate
 from harness.errors import HarnessError
 from harness.records import read_record
 from harness.runner import check_arguments, load_config, resolve_config, run
@@ -180,7 +180,7 @@ def test_full_pretrain_configs_resolve_and_chain(task: str) -> None:
     for objective in ("uda", "supervised"):
         child_path = CONFIGS / f"full-{task}-bert-{objective}.yaml"
         child = resolve_config(load_config(child_path, "full"), "full", "uda-bert-finetune", 3, None)
-        check_init_from(child_path, child["init_from"])
+        validate(child)  # the resolved config, init_from included, is a tier config
         check_arguments(child_path, child)
         assert child["init_from"] == {"config": path.name, "seed": 0, "prefixes": ["model.encoder."]}
         assert (CONFIGS / child["init_from"]["config"]).is_file()

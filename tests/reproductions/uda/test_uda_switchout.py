@@ -11,6 +11,7 @@ import pytest
 import pytorch_lightning as pl
 import torch
 
+from harness import dotted
 from harness.claims import registered_claims
 from harness.errors import HarnessError
 from harness.runner import check_arguments, load_config, resolve_config
@@ -94,13 +95,6 @@ def test_a_tiny_fit_with_switchout(tiny_imdb: Path) -> None:
     assert trainer.global_step == 2 and 0.0 <= result["test/error"] <= 100.0
 
 
-def _lookup(config: dict, dotted: str) -> object:
-    node = config
-    for part in dotted.split("."):
-        node = node[part]
-    return node
-
-
 @pytest.mark.parametrize(
     ("claim_id", "name"),
     [
@@ -114,7 +108,7 @@ def test_table_2_switchout_configs_carry_their_claims_conditions(claim_id: str, 
     resolved = resolve_config(load_config(path, "full"), "full", None, None, None)
     check_arguments(path, resolved)  # every key an argument of the system, data module and Trainer
     assert resolved["model"] == claim.model and {"dataset": claim.dataset, "split": claim.split} in resolved["evaluate"]
-    assert all(_lookup(resolved, key) == value for key, value in claim.conditions.items())
+    assert all(dotted.get(resolved, key) == value for key, value in claim.conditions.items())
     data = resolved["data"]["init_args"]
     assert data["augment_labelled"] == (resolved["system"]["init_args"]["objective"] == "supervised")
     assert data["unlabelled_ratio"] == (0 if data["augment_labelled"] else 7) and data["switchout_tau"] == 1.25

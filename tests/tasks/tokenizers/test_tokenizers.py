@@ -16,7 +16,7 @@ import pytest
 import torch
 import yaml
 
-from harness import registry, runner, training
+from harness import configfile, registry, runner, training
 from harness.errors import HarnessError
 from harness.records import file_sha256, read_record
 from tasks.debian_corpora.sources import read_wordnet
@@ -433,7 +433,7 @@ def test_a_run_cites_its_tokenizer(toy: Path, trained: dict[str, Tokenizer], mon
         """)
     )
     monkeypatch.syspath_prepend(str(toy))
-    config = yaml.safe_load((TOY_SRC / "toy_paper" / "configs" / "smoke.yaml").read_text())
+    config = configfile.read(TOY_SRC / "toy_paper" / "configs" / "smoke.yaml").tree
     config["data"] = {"class_path": "tok_digits:TokenizedDigits",
                       "init_args": {**config["data"]["init_args"], "tokenizer": str(stored)}}  # fmt: skip
     config["trainer"]["max_epochs"] = 1

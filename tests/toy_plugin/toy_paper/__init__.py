@@ -4,6 +4,7 @@ It is never registered by this repository; tests make it visible through entry-p
 (a ``.dist-info`` folder on ``sys.path``), exactly as an installed third-party distribution would be.
 """
 
+from harness.protocols import Protocol
 from harness.registry import InputSpec, ModelSpec, Reproduction, Task
 
 REPRODUCTION = Reproduction(
@@ -38,6 +39,7 @@ REPRODUCTION = Reproduction(
             ),
         ),
     ),
+    protocols=(Protocol("toy-holdout", "accuracy on the held-out part of scikit-learn's digits"),),
 )
 
 TOY_TASK = Task(id="toy-digits", title="Toy digits accuracy", score="toy_paper.score:score", keys=("accuracy", "error"))

@@ -1,0 +1,46 @@
+"""``--set key=value``: typed values, where a run may set them, and that they are part of the run's id."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import registry
+from harness.errors import HarnessError
+from harness.runner import load_config, parse_set, plan, resolve_config
+
+
+def test_values_are_read_as_yaml():
+    assert parse_set("trainer.max_steps=100") == ("trainer.max_steps", 100)
+    assert parse_set("system.init_args.lr=1e-3") == ("system.init_args.lr", 1e-3)
+    assert parse_set("fit=false") == ("fit", False)
+    assert parse_set("data.init_args.sizes=[1, 2]") == ("data.init_args.sizes", [1, 2])
+    assert parse_set('data.init_args.name="3"') == ("data.init_args.name", "3")
+    for bad in ("novalue", "=3", "a=[1,"):
+        with pytest.raises(HarnessError, match="--set"):
+            parse_set(bad)
+
+
+def smoke(paper: str = "efficientnet"):
+    repro = registry.reproduction(paper)
+    return repro, load_config(repro.config_path("smoke"), "smoke")
+
+
+def test_a_set_changes_the_resolved_config_and_the_run_id():
+    repro, config = smoke()
+    plain = resolve_config(config, "smoke", None, None, None)
+    changed = resolve_config(config, "smoke", None, None, None, sets={"trainer.max_steps": 3})
+    assert changed["trainer"]["max_steps"] == 3 and plain.get("trainer", {}).get("max_steps") != 3
+    assert plan(repro, plain)[0].run_id != plan(repro, changed)[0].run_id
+    again = resolve_config(config, "smoke", None, None, None, sets={"trainer.max_steps": 3})
+    assert plan(repro, again)[0].run_id == plan(repro, changed)[0].run_id  # the same cell is the same run
+    new_arg = resolve_config(config, "smoke", None, None, None, sets={"system.init_args.new_key": 1})
+    assert new_arg["system"]["init_args"]["new_key"] == 1  # made; check_arguments then says whether it exists
+
+
+def test_a_set_outside_what_a_run_may_change_is_refused():
+    _, config = smoke()
+    for key in ("model", "system.class_path", "overrides.x", "nonsense"):
+        with pytest.raises(HarnessError, match="not a key a run may set"):
+            resolve_config(config, "smoke", None, None, None, sets={key: 1})
+    with pytest.raises(HarnessError, match="no mapping 'trainer.max_steps'"):
+        resolve_config(config, "smoke", None, None, None, sets={"trainer.max_steps": 3, "trainer.max_steps.x": 1})
