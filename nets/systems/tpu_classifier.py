@@ -5,14 +5,15 @@
   linearly with the global batch;
 - linear warm-up, then staircase exponential decay (:func:`nets.optim.warmup_staircase_decay`), set every step;
 - L2 weight decay as the gradient term ``weight_decay * w`` on every parameter but batch-norm ones
-  (:func:`tasks.imagenet.steps.l2_param_groups`);
+  (:func:`nets.systems.steps.l2_param_groups`);
 - an exponential moving average of the weights and BN statistics with TF's ``num_updates`` ramp
   (:func:`nets.optim.tf_ema_avg_fn`); validation runs on it and it replaces the weights after fit.
 
-A system mixes :class:`TPUClassifierSteps` in ahead of ``pl.LightningModule``, builds ``self.model`` and sets what
-:class:`tasks.imagenet.steps.ClassifierSteps` needs; its hyper-parameters carry ``lr``, ``lr_batch_size``,
-``rmsprop_decay``, ``momentum``, ``eps``, ``weight_decay``, ``warmup_epochs``, ``lr_decay_epochs``,
-``lr_decay_factor`` and ``ema_decay`` (0: no averaging).
+A system mixes :class:`TPUClassifierSteps` in ahead of the task's evaluation steps
+(:class:`tasks.imagenet.steps.AccuracySteps`) and ``pl.LightningModule``, builds ``self.model`` and sets what
+:class:`nets.systems.steps.ClassifierSteps` and ``AccuracySteps`` need; its hyper-parameters carry ``lr``,
+``lr_batch_size``, ``rmsprop_decay``, ``momentum``, ``eps``, ``weight_decay``, ``warmup_epochs``,
+``lr_decay_epochs``, ``lr_decay_factor`` and ``ema_decay`` (0: no averaging).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import torch
 from pytorch_lightning.callbacks import Callback, WeightAveraging
 
 from nets.optim import RMSpropTF, tf_ema_avg_fn, warmup_staircase_decay
-from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
+from nets.systems.steps import ClassifierSteps, global_batch, l2_param_groups
 
 
 class TPUClassifierSteps(ClassifierSteps):

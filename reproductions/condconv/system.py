@@ -22,13 +22,14 @@ from nets.weights import load_state
 from reproductions.condconv.model import build
 from reproductions.condconv.variants import ALL_VARIANTS
 from tasks.imagenet.metric import accuracy_metrics
+from tasks.imagenet.steps import AccuracySteps
 
 
 def check_model(model: str) -> str:
     return model_variant(model, ALL_VARIANTS, "CondConv")
 
 
-class CondConvSystem(TPUClassifierSteps, pl.LightningModule):
+class CondConvSystem(TPUClassifierSteps, AccuracySteps, pl.LightningModule):
     """CondConv / baseline classifiers with the EfficientNet TPU recipe (see the module docstring)."""
 
     def __init__(

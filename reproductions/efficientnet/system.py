@@ -41,6 +41,7 @@ from nets.systems.tpu_classifier import TPUClassifierSteps
 from nets.weights import load_state, read_state
 from reproductions.efficientnet.model import BN_MOMENTUM, SURVIVAL_PROB, VARIANTS, efficientnet
 from tasks.imagenet.metric import accuracy_metrics
+from tasks.imagenet.steps import AccuracySteps
 
 MODEL_PREFIX = "efficientnet-"
 
@@ -82,7 +83,7 @@ def load_pretrained(model: nn.Module, path: str | Path) -> None:
         raise HarnessError(f"{path}: pretrained weights do not fit the model outside its classifier: {exc}") from exc
 
 
-class EfficientNetSystem(TPUClassifierSteps, pl.LightningModule):
+class EfficientNetSystem(TPUClassifierSteps, AccuracySteps, pl.LightningModule):
     """EfficientNet-B0..B7 trained and evaluated on ImageNet-format batches with the official recipe."""
 
     def __init__(

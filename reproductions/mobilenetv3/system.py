@@ -36,14 +36,15 @@ from torch import nn
 from harness.errors import HarnessError
 from harness.registry import model_variant
 from nets.layers import set_bn
+from nets.systems.steps import global_batch, to_image_pixels
 from nets.systems.tpu_classifier import TPUClassifierSteps
 from nets.weights import load_state
 from reproductions.mobilenetv3.model import BN_MOMENTUM, DROPOUT, VARIANTS, lraspp, mobilenetv3
 from reproductions.mobilenetv3.ssdlite import generate_anchors, match_anchors, postprocess, ssd_loss, ssdlite
 from reproductions.mobilenetv3.variants import CITYSCAPES_CLASSES, DET_VARIANTS, SEG_VARIANTS
-from tasks.coco.steps import CocoTestSteps, to_image_pixels
+from tasks.coco.steps import CocoTestSteps
 from tasks.imagenet.metric import accuracy_metrics
-from tasks.imagenet.steps import global_batch
+from tasks.imagenet.steps import AccuracySteps
 
 MODEL_PREFIX = "mobilenetv3-"
 
@@ -53,7 +54,7 @@ def parse_variant(model: str) -> str:
     return model_variant(model, VARIANTS, "MobileNetV3 classification", MODEL_PREFIX)
 
 
-class MobileNetV3System(TPUClassifierSteps, pl.LightningModule):
+class MobileNetV3System(TPUClassifierSteps, AccuracySteps, pl.LightningModule):
     """MobileNetV3 classifiers trained and evaluated on ImageNet-format batches with the Section 6.1 recipe."""
 
     def __init__(

@@ -16,10 +16,10 @@ from torch.utils.data import DataLoader, TensorDataset
 from harness.errors import HarnessError
 from harness.registry import load_object
 from harness.runner import load_config
+from nets.systems.steps import l2_param_groups
 from reproductions.efficientnet.model import efficientnet
 from reproductions.efficientnet.system import EfficientNetSystem, parse_variant
 from reproductions.efficientnet.variants import VARIANTS
-from tasks.imagenet.steps import l2_param_groups
 
 CONFIGS = Path(__file__).resolve().parents[3] / "reproductions" / "efficientnet" / "configs"
 
