@@ -124,7 +124,8 @@ def test_configs_are_valid_for_the_runner_and_the_system(path):
     assert config["tier"] == tier
     system_cls = load_object(config["system"]["class_path"])
     assert system_cls is EfficientNetSystem
-    inspect.signature(system_cls).bind(model=config["model"], **config["system"]["init_args"])
+    bound = inspect.signature(system_cls).bind(model=config["model"], **config["system"]["init_args"])
+    system_cls.RECIPE.given(bound.arguments.get("recipe", {}), system_cls.__name__)  # the rest: recipe fields
     data = config["data"]
     inspect.signature(load_object(data["class_path"])).bind(**data["init_args"])
     default_size = VARIANTS[parse_variant(config["model"])].resolution
