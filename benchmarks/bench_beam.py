@@ -17,6 +17,7 @@ import time
 
 import torch
 
+from nets.beam_search import BeamConfig
 from reproductions.specaugment.model import las, recognize, recognize_batch
 from reproductions.specaugment.system import BOS, EOS, VOCAB_SIZE
 
@@ -41,10 +42,10 @@ def main() -> None:
     lengths = torch.randint(200, 401, (args.utterances,))
     utterances = [torch.randn(int(n), 80, 3) for n in lengths]
     batch = torch.nn.utils.rnn.pad_sequence(utterances, batch_first=True)
-    search = {"bos": BOS, "eos": EOS, "beam_size": args.beam, "max_len": args.max_len}
+    search = BeamConfig(bos=BOS, eos=EOS, beam_size=args.beam, max_len=args.max_len)
     with torch.inference_mode():
-        alone_s, alone = timed(lambda: [recognize(model, x, len(x), **search)[0] for x in utterances])
-        batch_s, together = timed(lambda: [found[0] for found in recognize_batch(model, batch, lengths, **search)])
+        alone_s, alone = timed(lambda: [recognize(model, x, len(x), search)[0] for x in utterances])
+        batch_s, together = timed(lambda: [found[0] for found in recognize_batch(model, batch, lengths, search)])
     same = [a.tokens for a in alone] == [b.tokens for b in together]
     print(f"threads {torch.get_num_threads()}, {args.model}, beam {args.beam}, {args.utterances} utterances")
     for name, seconds in (("one at a time (reference)", alone_s), ("whole batch", batch_s)):

@@ -28,11 +28,12 @@ import torch
 import torch.nn.functional as F
 
 from nets.schedules import warmup_cosine
-from reproductions.gpt.data import GPTLMDataModule, file_lines, prepare_text
+from reproductions.gpt.data import GPTLMDataModule, prepare_text
 from reproductions.gpt.optim import OpenAIAdam
 from reproductions.gpt.system import GPTPretrainSystem
 from tasks.debian_corpora.data import lm_file
 from tasks.debian_corpora.score import EOS
+from tasks.language_modeling.stream import file_lines
 
 TEST_LINES = 12800
 

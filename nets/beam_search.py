@@ -1,7 +1,9 @@
 """Beam search over a step function, with length normalisation and optional shallow fusion with a language model.
 
 :func:`beam_search` decodes one source; :func:`beam_search_batch` decodes several independent sources at once (the
-live beams of all of them in one ``step`` call; each source's search is the one it would have alone).
+live beams of all of them in one ``step`` call; each source's search is the one it would have alone). Both take the
+search as a :class:`BeamConfig` (``bos``, ``eos``, ``beam_size``, ``max_len``, ``alpha``, ``length_norm``,
+``lm_weight``) beside the model: ``step``, its ``state``, the fused language model's ``lm_step`` / ``lm_state``.
 ``step(prefixes, state)`` gets the live prefixes ``(K, t)`` (token ids,
 starting with ``bos``) and the decoder state of each (a tensor, or a tuple / list / dict of tensors, with the beam
 as dimension 0; ``None`` for a stateless scorer), and returns the next token's log-probabilities ``(K, V)`` and the
@@ -49,6 +51,30 @@ class Hypothesis:
     tokens: tuple[int, ...]  # after bos; ends with eos unless the search reached max_len
     log_prob: float  # log P(Y), with the fused LM term
     score: float  # log P(Y) / lp(Y), plus the coverage penalty when the search has one
+
+
+@dataclass(frozen=True)
+class BeamConfig:
+    """What a search is, apart from the model it searches: the ``bos`` every prefix starts with, the ``eos`` that
+    finishes a hypothesis, ``beam_size`` live beams, hypotheses of at most ``max_len`` tokens, the length
+    normalisation ``length_norm`` (``"gnmt"`` or ``"power"``) with exponent ``alpha``, and the weight ``lm_weight`` of
+    a fused language model (module docstring). ``alpha`` and ``lm_weight`` are at least 0: the early stop relies on
+    scores that only fall with length."""
+
+    bos: int
+    eos: int
+    beam_size: int
+    max_len: int
+    alpha: float = 0.0
+    length_norm: str = "gnmt"
+    lm_weight: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.beam_size < 1 or self.max_len < 1 or self.alpha < 0 or self.lm_weight < 0:
+            given = (
+                f"beam_size={self.beam_size}, max_len={self.max_len}, alpha={self.alpha}, lm_weight={self.lm_weight}"
+            )
+            raise ValueError(f"need beam_size, max_len >= 1 and alpha, lm_weight >= 0; got {given}")
 
 
 @dataclass(frozen=True)
@@ -148,11 +174,7 @@ def _select(
 
 @dataclass(frozen=True)
 class _Rules:
-    eos: int
-    beam_size: int
-    max_len: int
-    alpha: float
-    norm: str
+    search: BeamConfig
     coverage: Coverage | None = None
 
     def hypothesis(
@@ -161,7 +183,7 @@ class _Rules:
         """``prefix`` (bos first) extended by ``token``, finished with its normalised score (plus the coverage
         penalty of ``covered``, its attention summed over its steps, when the search has one)."""
         generated = (*prefix[1:].tolist(), token)
-        score = log_prob / length_penalty(len(generated), self.alpha, self.norm)
+        score = log_prob / length_penalty(len(generated), self.search.alpha, self.search.length_norm)
         if self.coverage is not None and covered is not None:
             score = score + self.coverage.penalty(covered, source)
         return Hypothesis(generated, log_prob, score)
@@ -169,10 +191,11 @@ class _Rules:
     def cannot_improve(self, finished: list[Hypothesis], best_live: float, source: int) -> bool:
         """Whether ``beam_size`` hypotheses are finished and no live beam (the best at ``log P = best_live``) can
         reach the worst of the best of them."""
-        if len(finished) < self.beam_size:
+        search = self.search
+        if len(finished) < search.beam_size:
             return False
-        worst_kept = sorted((h.score for h in finished), reverse=True)[self.beam_size - 1]
-        bound = best_live / length_penalty(self.max_len, self.alpha, self.norm)
+        worst_kept = sorted((h.score for h in finished), reverse=True)[search.beam_size - 1]
+        bound = best_live / length_penalty(search.max_len, search.alpha, search.length_norm)
         if self.coverage is not None:
             bound = bound + self.coverage.largest(source)
         return worst_kept >= bound
@@ -183,11 +206,11 @@ def _prune(beams: _Beams, total: torch.Tensor, finished: list[list[Hypothesis]],
     beams at the ``last`` length), else keep its best live extensions."""
     kept = _Kept([], [], [])
     for source, first, end in beams.segments:
-        keep, ends = _select(total[first:end], rules.eos, rules.beam_size)
+        keep, ends = _select(total[first:end], rules.search.eos, rules.search.beam_size)
         prefixes = beams.prefixes[first:end]
         covered = beams.coverage[first:end] if beams.coverage is not None else [None] * (end - first)
         finished[source] += [
-            rules.hypothesis(prefixes[row], rules.eos, value, source, covered[row]) for row, value in ends
+            rules.hypothesis(prefixes[row], rules.search.eos, value, source, covered[row]) for row, value in ends
         ]
         best_live = max((value for _, _, value in keep), default=None)
         if best_live is None or rules.cannot_improve(finished[source], best_live, source):
@@ -215,68 +238,52 @@ def _advance(beams: _Beams, kept: _Kept, total: torch.Tensor) -> _Beams:
 
 def beam_search_batch(
     step: StepFn,
+    search: BeamConfig,
     *,
     sources: int,
-    bos: int,
-    eos: int,
-    beam_size: int,
-    max_len: int,
     state: Any = None,
-    alpha: float = 0.0,
-    length_norm: str = "gnmt",
     lm_step: StepFn | None = None,
     lm_state: Any = None,
-    lm_weight: float = 0.0,
     coverage: Coverage | None = None,
     device: torch.device | str = "cpu",
 ) -> list[list[Hypothesis]]:
-    """The best ``beam_size`` hypotheses of each of ``sources`` independent searches, best first, decoded together:
-    one ``step`` call per length scores the live beams of every unfinished source (rows grouped by source; ``state``
-    starts with one row per source). Each source is searched exactly as :func:`beam_search` searches it alone.
-    ``coverage``: the optional coverage penalty (module docstring; its ``source_lengths`` one per source)."""
-    if beam_size < 1 or max_len < 1 or alpha < 0 or lm_weight < 0 or sources < 1:
-        given = f"sources={sources}, beam_size={beam_size}, max_len={max_len}, alpha={alpha}, lm_weight={lm_weight}"
-        raise ValueError(f"need sources, beam_size, max_len >= 1 and alpha, lm_weight >= 0; got {given}")
+    """The best ``search.beam_size`` hypotheses of each of ``sources`` independent searches, best first, decoded
+    together: one ``step`` call per length scores the live beams of every unfinished source (rows grouped by
+    source; ``state`` starts with one row per source). Each source is searched exactly as :func:`beam_search`
+    searches it alone. ``lm_step`` / ``lm_state``: the language model fused with weight ``search.lm_weight``;
+    ``coverage``: the optional coverage penalty (module docstring; its ``source_lengths`` one per source);
+    ``device``: where the prefixes live (the step function's device)."""
+    if sources < 1:
+        raise ValueError(f"need sources >= 1; got sources={sources}")
     if coverage is not None and (coverage.beta < 0 or coverage.ratio <= 0 or len(coverage.source_lengths) != sources):
         given = f"beta={coverage.beta}, ratio={coverage.ratio}, {len(coverage.source_lengths)} source lengths"
         raise ValueError(f"coverage needs beta >= 0, ratio > 0 and one source length per source; got {given}")
     finished: list[list[Hypothesis]] = [[] for _ in range(sources)]
-    start = torch.full((sources, 1), bos, device=device)
+    start = torch.full((sources, 1), search.bos, device=device)
     segments = [(source, source, source + 1) for source in range(sources)]
     beams = _Beams(start, torch.zeros(sources, device=device), segments, state, lm_state)
-    rules = _Rules(eos, beam_size, max_len, alpha, length_norm, coverage)
-    for length in range(1, max_len + 1):
-        total, beams = _scores(beams, step, lm_step, lm_weight, coverage)
-        kept = _prune(beams, total, finished, length == max_len, rules)
+    rules = _Rules(search, coverage)
+    for length in range(1, search.max_len + 1):
+        total, beams = _scores(beams, step, lm_step, search.lm_weight, coverage)
+        kept = _prune(beams, total, finished, length == search.max_len, rules)
         if not kept.rows:
             break
         beams = _advance(beams, kept, total)
-    return [sorted(found, key=lambda h: h.score, reverse=True)[:beam_size] for found in finished]
+    return [sorted(found, key=lambda h: h.score, reverse=True)[: search.beam_size] for found in finished]
 
 
 def beam_search(
     step: StepFn,
+    search: BeamConfig,
     *,
-    bos: int,
-    eos: int,
-    beam_size: int,
-    max_len: int,
     state: Any = None,
-    alpha: float = 0.0,
-    length_norm: str = "gnmt",
     lm_step: StepFn | None = None,
     lm_state: Any = None,
-    lm_weight: float = 0.0,
     coverage: Coverage | None = None,
     device: torch.device | str = "cpu",
 ) -> list[Hypothesis]:
-    """The best ``beam_size`` hypotheses of one source, best first (see the module docstring for the scores and the
-    search). ``alpha`` and ``lm_weight`` are at least 0: the early stop relies on scores that only fall with length.
-    ``coverage``: the optional coverage penalty (one source length). ``device``: where the prefixes live (the step
-    function's device)."""
-    options = {"alpha": alpha, "length_norm": length_norm, "lm_step": lm_step, "lm_state": lm_state}
-    options |= {"lm_weight": lm_weight, "coverage": coverage, "device": device}
-    (found,) = beam_search_batch(
-        step, sources=1, bos=bos, eos=eos, beam_size=beam_size, max_len=max_len, state=state, **options
-    )
+    """The best ``search.beam_size`` hypotheses of one source, best first (see the module docstring for the scores
+    and the search): :func:`beam_search_batch` of one source (``coverage`` with one source length)."""
+    fused = {"lm_step": lm_step, "lm_state": lm_state, "coverage": coverage, "device": device}
+    (found,) = beam_search_batch(step, search, sources=1, state=state, **fused)
     return found

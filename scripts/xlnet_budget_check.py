@@ -22,14 +22,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from reproductions.xlnet.data import (
-    Rows,
-    XLNetLMDataModule,
-    XLNetTextDataModule,
-    encode_lines,
-    file_lines,
-    spm_tokenizer,
-)
+from reproductions.xlnet.data import XLNetLMDataModule, XLNetTextDataModule, spm_tokenizer
 from reproductions.xlnet.system import (
     XLNetPretrainSystem,
     XLNetTaskSystem,
@@ -38,6 +31,7 @@ from reproductions.xlnet.system import (
     word_log_probs,
 )
 from tasks.debian_corpora.data import lm_file
+from tasks.language_modeling.stream import TokenRows, encode_lines, file_lines
 
 ROOT = Path("data/budget/debian")
 
@@ -63,7 +57,7 @@ def lm(args: argparse.Namespace) -> None:
     load_lm(system, args.checkpoint)
     system.eval()
     ids, ends = encode_lines(tokenizer, file_lines(lm_file(ROOT / "debian-lm", "valid"))[: args.lines])
-    rows = Rows(ids, ends, 64, tokenizer.eos_token_id)
+    rows = TokenRows(ids, ends, 64, tokenizer.eos_token_id)
     partial, words = torch.zeros((), dtype=torch.float64), []
     for start in range(0, len(rows), 64):
         batch = [rows[i] for i in range(start, min(start + 64, len(rows)))]

@@ -1,5 +1,6 @@
 """The layering contract: a reproduction imports its own package, the harness, the tasks and the shared library
-(``nets``), never another reproduction; ``nets``, ``tasks``, ``harness`` and ``leaderboard`` import no reproduction.
+(``nets``), never another reproduction; ``nets``, ``tasks``, ``harness`` and ``leaderboard`` import no reproduction;
+``nets`` imports no task (training steps live in ``nets``, the tasks' scoring in ``tasks``).
 
 Checked over the import graph as written: every ``import`` / ``from ... import`` at any depth (inside functions too) of
 every ``.py`` file, every string in a reproduction's or the library's code that is exactly a module path
@@ -89,6 +90,8 @@ def forbidden(importer: list[str], module: str) -> str | None:
         return f"{importer[0]} imports a reproduction"
     if importer[0] in LIBRARIES and parts[0] in FIRST_PARTY - LIBRARIES:
         return f"{importer[0]} imports {parts[0]}"
+    if importer[0] == "nets" and parts[0] == "tasks":
+        return "nets imports tasks"  # the tasks build on the shared library, not the other way
     return None
 
 
@@ -172,6 +175,7 @@ def bad_tree(tmp_path: Path) -> Path:
     write(tmp_path / "reproductions/a/configs/smoke.yaml", "model:\n  class_path: reproductions.b.system:BSystem\n")
     write(tmp_path / "reproductions/a/configs/_base/data.yaml", "data:\n  class_path: reproductions.b.data:BData\n")
     write(tmp_path / "nets/layers.py", "import torch\nimport reproductions.b.model\n")
+    write(tmp_path / "nets/systems/steps.py", "from harness.errors import HarnessError\nfrom tasks.t import metric\n")
     write(tmp_path / "tasks/t/data.py", "from harness.errors import HarnessError\n")
     write(tmp_path / "harness/cli.py", "def main():\n    import reproductions\n")
     write(tmp_path / "leaderboard/app.py", "from reproductions.b import figures\n")
@@ -191,6 +195,7 @@ def test_the_checker_catches_each_kind_of_violation(bad_tree: Path):
         f"{Path('reproductions/a/configs/_base/data.yaml')}:2: reproductions.b.data:BData "
         "(reproductions.a imports another reproduction)",
         f"{Path('nets/layers.py')}:2: reproductions.b.model (nets imports a reproduction)",
+        f"{Path('nets/systems/steps.py')}:2: tasks.t (nets imports tasks)",
         f"{Path('harness/cli.py')}:2: reproductions (harness imports a reproduction)",
         f"{Path('leaderboard/app.py')}:1: reproductions.b (leaderboard imports a reproduction)",
     }

@@ -11,12 +11,13 @@ NAS-FPN's detectors and Attention Augmentation's COCO RetinaNets:
 - L2 weight decay on every weight except batch-norm parameters and biases;
 - anchors, matching, loss and post-processing of :mod:`nets.retinanet`.
 
-A system mixes :class:`RetinaNetSteps` in ahead of ``pl.LightningModule`` and calls :meth:`RetinaNetSteps.init_detector`
-from its ``__init__``; its hyper-parameters carry ``num_classes``, ``lr``, ``lr_batch_size``, ``warmup_lr``,
-``warmup_steps``, ``momentum``, ``weight_decay``, ``scale_min`` and ``scale_max``.
+A system mixes :class:`RetinaNetSteps` in ahead of ``CocoTestSteps`` and ``pl.LightningModule`` and calls
+:meth:`RetinaNetSteps.init_detector` from its ``__init__``; its hyper-parameters carry ``num_classes``, ``lr``,
+``lr_batch_size``, ``warmup_lr``, ``warmup_steps``, ``momentum``, ``weight_decay``, ``scale_min`` and ``scale_max``.
 Batches are ``(list of (3, H, W) float images in [0, 1], list of targets)`` from
 :class:`tasks.coco.data.CocoDetectionDataModule` (boxes ``[x1, y1, x2, y2]`` pixels, labels = COCO category ids);
-test metrics are pycocotools' box AP (:class:`tasks.coco.steps.CocoTestSteps`).
+the test steps and metrics are the task's: pycocotools' box AP (:class:`tasks.coco.steps.CocoTestSteps`, mixed in
+after :class:`RetinaNetSteps`, which gives it ``detect``).
 """
 
 from __future__ import annotations
@@ -30,9 +31,8 @@ from torch import nn
 
 from nets.layers import set_bn
 from nets.retinanet import generate_anchors, match_anchors, postprocess, retinanet_loss
+from nets.systems.steps import global_batch, to_image_pixels
 from nets.weights import load_state
-from tasks.coco.steps import CocoTestSteps, to_image_pixels
-from tasks.imagenet.steps import global_batch
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
@@ -70,8 +70,9 @@ def normalize(images: torch.Tensor) -> torch.Tensor:
     return (images - mean) / std
 
 
-class RetinaNetSteps(CocoTestSteps):
-    """RetinaNet training (matching + focal / Huber loss), COCO testing and the SGD recipe of the TPU detection code."""
+class RetinaNetSteps:
+    """RetinaNet training (matching + focal / Huber loss), detection for testing and the SGD recipe of the TPU
+    detection code."""
 
     def init_detector(
         self,

@@ -1,10 +1,11 @@
 """Lightning system for the COCO RetinaNets of arXiv 1904.09925 (ResNet-50/101 and AA-ResNet-50/101 backbones).
 
 The paper's detection experiments use RetinaNet "with a ResNet-50 and ResNet-101 backbone" and augment only the
-backbone, as in its ImageNet experiments. The detector, its loss, matching, post-processing, pycocotools scoring
-and training steps are the shared RetinaNet loop of :class:`nets.systems.retinanet.RetinaNetSteps` (the authors'
-TPU detection code, as NAS-FPN's detectors use it); this module only builds the paper's four detectors and starts
-their backbone from ImageNet-trained (AA-)ResNet weights, as the TPU RetinaNet does (``resnet_checkpoint``).
+backbone, as in its ImageNet experiments. The detector, its loss, matching, post-processing and training steps
+are the shared RetinaNet loop of :class:`nets.systems.retinanet.RetinaNetSteps` (the authors' TPU detection code,
+as NAS-FPN's detectors use it), its pycocotools scoring :class:`tasks.coco.steps.CocoTestSteps`; this module only
+builds the paper's four detectors and starts their backbone from ImageNet-trained (AA-)ResNet weights, as the TPU
+RetinaNet does (``resnet_checkpoint``).
 
 The recipe (configs/full.yaml) is the TPU RetinaNet's default 1x schedule at 640 x 640 (tensorflow/tpu
 models/official/retinanet: batch 64, lr 0.08 with a linear warm-up, x0.1 at 2/3 and 8/9 of 12 epochs, random
@@ -24,6 +25,7 @@ from nets.systems.retinanet import RetinaNetSteps
 from nets.weights import read_state
 from reproductions.attention_augmented.model import build_detector, relative_offsets_table
 from reproductions.attention_augmented.variants import DETECTION_NUM_CLASSES, DETECTORS
+from tasks.coco.steps import CocoTestSteps
 
 CLASSIFIER_PREFIX = "fc."
 RELATIVE_TABLES = ("rel_height", "rel_width")
@@ -55,7 +57,7 @@ def load_backbone(backbone: nn.Module, path: str | Path) -> None:
         raise HarnessError(f"{path}: ImageNet weights do not fit the backbone: {exc}") from exc
 
 
-class AARetinaNetSystem(RetinaNetSteps, pl.LightningModule):
+class AARetinaNetSystem(RetinaNetSteps, CocoTestSteps, pl.LightningModule):
     """RetinaNet with a ResNet or AA-ResNet backbone; training, testing and optimisation as NAS-FPN's detectors."""
 
     def __init__(

@@ -24,11 +24,12 @@ from torch import nn
 
 from harness.errors import HarnessError
 from nets.specs import RESNETS
+from nets.systems.steps import ClassifierSteps, global_batch, l2_param_groups
 from nets.weights import load_state
 from reproductions.attention_augmented.model import build, build_budget
 from reproductions.attention_augmented.variants import AUGMENTATION, BUDGET
 from tasks.imagenet.metric import accuracy_metrics
-from tasks.imagenet.steps import ClassifierSteps, global_batch, l2_param_groups
+from tasks.imagenet.steps import AccuracySteps
 
 WARMUP_FRACTION = 5 / 90
 DECAY_POINTS = (30 / 90, 60 / 90, 80 / 90)
@@ -61,7 +62,7 @@ def step_schedule(step: int, total_steps: int, steps_per_epoch: float, warmup_ep
     return 0.1 ** sum(step >= point * total_steps for point in DECAY_POINTS)
 
 
-class AttentionAugmentedSystem(ClassifierSteps, pl.LightningModule):
+class AttentionAugmentedSystem(ClassifierSteps, AccuracySteps, pl.LightningModule):
     """ResNet-34/50/101/152 and AA-ResNet-34/50/101/152 classifiers (and the budget tier's small pair) with the
     official TPU ResNet recipe."""
 

@@ -11,25 +11,30 @@ EfficientNet's and MobileNetV3's classifiers use; only the model and these defau
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytorch_lightning as pl
 import torch
 from torch import nn
 
 from harness.registry import model_variant
 from nets.layers import set_bn
-from nets.systems.tpu_classifier import TPUClassifierSteps
+from nets.systems.tpu_classifier import TPUClassifierSteps, TPURecipe
 from nets.weights import load_state
 from reproductions.condconv.model import build
 from reproductions.condconv.variants import ALL_VARIANTS
 from tasks.imagenet.metric import accuracy_metrics
+from tasks.imagenet.steps import AccuracySteps
 
 
 def check_model(model: str) -> str:
     return model_variant(model, ALL_VARIANTS, "CondConv")
 
 
-class CondConvSystem(TPUClassifierSteps, pl.LightningModule):
+class CondConvSystem(TPUClassifierSteps, AccuracySteps, pl.LightningModule):
     """CondConv / baseline classifiers with the EfficientNet TPU recipe (see the module docstring)."""
+
+    RECIPE = TPURecipe()  # EfficientNet's
 
     def __init__(
         self,
@@ -38,24 +43,16 @@ class CondConvSystem(TPUClassifierSteps, pl.LightningModule):
         image_size: int = 224,
         dropout: float | None = None,
         bn_momentum: float = 0.01,
-        lr: float = 0.256,
-        lr_batch_size: int = 4096,
-        rmsprop_decay: float = 0.9,
-        momentum: float = 0.9,
-        eps: float = 1e-3,
-        weight_decay: float = 1e-5,
-        warmup_epochs: float = 5.0,
-        lr_decay_epochs: float = 2.4,
-        lr_decay_factor: float = 0.97,
-        label_smoothing: float = 0.1,
-        ema_decay: float = 0.9999,
         checkpoint: str | None = None,
+        **recipe: Any,
     ) -> None:
-        """``dropout=None`` takes the model row's classifier dropout; ``lr`` is the rate at a global batch of
-        ``lr_batch_size`` images; ``bn_momentum`` is PyTorch's (0.01 = TF's 0.99); ``ema_decay=0`` trains without
-        weight averaging; ``checkpoint`` loads weights for evaluation."""
+        """``dropout=None`` takes the model row's classifier dropout; ``bn_momentum`` is PyTorch's (0.01 = TF's
+        0.99); ``checkpoint`` loads weights for evaluation; ``recipe``: fields of
+        :class:`nets.systems.tpu_classifier.TPURecipe` (``lr``, ``lr_batch_size``, ..., ``ema_decay``) in place of
+        EfficientNet's (:attr:`RECIPE`)."""
         super().__init__()
         self.save_hyperparameters()
+        self.init_recipe(recipe)
         self.model = build(check_model(model), num_classes, dropout)
         set_bn(self.model, bn_momentum)
         if checkpoint is not None:

@@ -30,6 +30,7 @@ indices.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytorch_lightning as pl
 import torch
@@ -37,10 +38,11 @@ from torch import nn
 
 from harness.errors import HarnessError
 from harness.registry import model_variant
-from nets.systems.tpu_classifier import TPUClassifierSteps
+from nets.systems.tpu_classifier import TPUClassifierSteps, TPURecipe
 from nets.weights import load_state, read_state
 from reproductions.efficientnet.model import BN_MOMENTUM, SURVIVAL_PROB, VARIANTS, efficientnet
 from tasks.imagenet.metric import accuracy_metrics
+from tasks.imagenet.steps import AccuracySteps
 
 MODEL_PREFIX = "efficientnet-"
 
@@ -82,8 +84,10 @@ def load_pretrained(model: nn.Module, path: str | Path) -> None:
         raise HarnessError(f"{path}: pretrained weights do not fit the model outside its classifier: {exc}") from exc
 
 
-class EfficientNetSystem(TPUClassifierSteps, pl.LightningModule):
+class EfficientNetSystem(TPUClassifierSteps, AccuracySteps, pl.LightningModule):
     """EfficientNet-B0..B7 trained and evaluated on ImageNet-format batches with the official recipe."""
+
+    RECIPE = TPURecipe()  # the TPU code's defaults: RMSProp 0.256 per 4096 images, 5 warm-up epochs, x0.97 per 2.4
 
     def __init__(
         self,
@@ -93,30 +97,21 @@ class EfficientNetSystem(TPUClassifierSteps, pl.LightningModule):
         dropout: float | None = None,
         survival_prob: float = SURVIVAL_PROB,
         bn_momentum: float = BN_MOMENTUM,
-        lr: float = 0.256,
-        lr_batch_size: int = 4096,
-        rmsprop_decay: float = 0.9,
-        momentum: float = 0.9,
-        eps: float = 1e-3,
-        weight_decay: float = 1e-5,
-        warmup_epochs: float = 5.0,
-        lr_decay_epochs: float = 2.4,
-        lr_decay_factor: float = 0.97,
-        label_smoothing: float = 0.1,
-        ema_decay: float = 0.9999,
         checkpoint: str | None = None,
         init_checkpoint: str | None = None,
+        **recipe: Any,
     ) -> None:
-        """``lr`` is the peak rate at a global batch of ``lr_batch_size`` images; the run scales it linearly.
+        """``recipe``: fields of :class:`nets.systems.tpu_classifier.TPURecipe` (``lr``, ``lr_batch_size``, ...,
+        ``ema_decay``) in place of the official recipe's (:attr:`RECIPE`, the TPU code's defaults).
 
         ``image_size`` is the resolution the data must arrive at (the variant's own by default; smaller for the
-        smoke tier). ``bn_momentum`` is PyTorch's (0.01 = TF's 0.99). ``ema_decay=0`` trains without weight
-        averaging. ``checkpoint`` loads all weights for evaluation (:func:`nets.weights.load_state`);
-        ``init_checkpoint`` loads ImageNet-trained weights to fine-tune from, all but the classifier (see
-        :func:`load_pretrained`).
+        smoke tier). ``bn_momentum`` is PyTorch's (0.01 = TF's 0.99). ``checkpoint`` loads all weights for
+        evaluation (:func:`nets.weights.load_state`); ``init_checkpoint`` loads ImageNet-trained weights to fine-tune
+        from, all but the classifier (see :func:`load_pretrained`).
         """
         super().__init__()
         self.save_hyperparameters()
+        self.init_recipe(recipe)
         if checkpoint is not None and init_checkpoint is not None:
             raise HarnessError(
                 "EfficientNetSystem: give checkpoint (weights to evaluate) or init_checkpoint (weights to fine-tune "

@@ -13,23 +13,22 @@
   BPE symbol belongs to the white-space word its first character lies in.
 - **Pre-training** (:class:`GPTLMDataModule`): the training stream (each line's symbols, then ``<eos>``) cut into
   contiguous sequences of ``n_ctx + 1`` symbols, shuffled ("minibatches of ... randomly sampled, contiguous
-  sequences"). Test: ``wiki.test.tokens`` in rows of ``n_ctx`` symbols, in order; the system sums each word's
-  symbol log-probabilities, so the record's perplexity is ``debian-lm``'s word-level perplexity.
+  sequences"). Test: ``wiki.test.tokens`` in rows of ``n_ctx`` symbols, in order, each led by the symbol before it
+  (:class:`tasks.language_modeling.stream.TokenRows`); the system sums each word's symbol log-probabilities, so the
+  record's perplexity is ``debian-lm``'s word-level perplexity.
 - **Fine-tuning** (:class:`GPTTextDataModule`): a few-label ``wordnet-lexname`` or ``fortune-category`` subset
   (``DebianTextDataModule``), each text as Figure 1's classification sequence ``<s> text <e>``.
 """
 
 from __future__ import annotations
 
-import bisect
 import hashlib
-import re
 from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
 import torch
-from torch.utils.data import DataLoader, Dataset, TensorDataset
+from torch.utils.data import DataLoader, TensorDataset
 
 from harness.errors import HarnessError
 from harness.predictions import Scoring
@@ -38,6 +37,7 @@ from tasks.debian_corpora.corpus import CORPORA, LM_FILES, folder_hash
 from tasks.debian_corpora.data import DebianTextDataModule, lm_file, prepare_smoke, prepare_text  # noqa: F401 (configs)
 from tasks.debian_corpora.score import EOS
 from tasks.debian_corpora.tokenize import UNK, tokenize
+from tasks.language_modeling.stream import TokenRows, encode_lines, file_lines, line_words
 from tasks.tokenizers import Tokenizer, load_tokenizer, register, save_tokenizer
 
 SPECIAL_SYMBOLS = (UNK, EOS)
@@ -83,55 +83,7 @@ def released_tokenizer(model_dir: str | Path) -> Tokenizer:
     return hf_tokenizer(rust.to_str().encode("utf-8"))
 
 
-def encode_lines(tokenizer: Tokenizer, lines: list[str], words: bool = True) -> tuple[list[int], list[bool]]:
-    """The symbol stream of ``lines`` (each line's symbols, then ``<eos>``) and, with ``words``, per symbol whether it
-    ends one of the line's white-space-separated words (``<eos>`` is a word of its own, as the scorer counts it): a
-    symbol belongs to the word its first character lies in."""
-    eos = tokenizer.eos_token_id
-    ids: list[int] = []
-    ends: list[bool] = []
-    for number, line in enumerate(lines, start=1):
-        encoding = tokenizer.encode(line, special_tokens=False)
-        ids += [*encoding.ids, eos]
-        if not words:
-            continue
-        starts = [match.start() for match in re.finditer(r"\S+", line)]
-        owner = [bisect.bisect_right(starts, start) - 1 for start, _ in encoding.offsets]
-        if sorted(set(owner)) != list(range(len(starts))):
-            raise HarnessError(f"line {number}: {len(starts)} words but BPE symbols for {len(set(owner))} of them")
-        ends += [a != b for a, b in zip(owner, owner[1:], strict=False)] + [True] * bool(owner) + [True]
-    return ids, ends
-
-
-def file_lines(path: Path) -> list[str]:
-    text = path.read_text(encoding="utf-8")
-    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
-
-
 # --- pre-training ------------------------------------------------------------------------------------------------
-
-
-class Rows(Dataset):
-    """Row ``i`` of ``(inputs, targets, word ends, mask)``: the stream's symbols ``i*T .. (i+1)*T - 1`` as targets,
-    each after the symbol before it (the first after ``<eos>``)."""
-
-    def __init__(self, ids: list[int], ends: list[bool], length: int, eos: int) -> None:
-        n = -(-len(ids) // length) * length
-        stream = torch.tensor(ids, dtype=torch.long)
-        self.targets = torch.zeros(n, dtype=torch.long)
-        self.targets[: len(ids)] = stream
-        self.inputs = torch.cat([torch.tensor([eos]), self.targets[:-1]])
-        self.ends = torch.zeros(n, dtype=torch.bool)
-        self.ends[: len(ids)] = torch.tensor(ends)
-        self.mask = torch.arange(n) < len(ids)
-        self.length = length
-
-    def __len__(self) -> int:
-        return len(self.targets) // self.length
-
-    def __getitem__(self, index: int) -> tuple[torch.Tensor, ...]:
-        span = slice(index * self.length, (index + 1) * self.length)
-        return self.inputs[span], self.targets[span], self.ends[span], self.mask[span]
 
 
 class GPTLMDataModule(pl.LightningDataModule):
@@ -166,7 +118,7 @@ class GPTLMDataModule(pl.LightningDataModule):
         self.data_root = Path(data_root)
         self.test_lines: list[str] = []
         self.train_set: TensorDataset | None = None
-        self.test_set: Rows | None = None
+        self.test_set: TokenRows | None = None
         self.test_words: list[str] = []
         self.data_hash: str | None = None
 
@@ -187,8 +139,8 @@ class GPTLMDataModule(pl.LightningDataModule):
         self.train_set = TensorDataset(sequences)
         test = self.test_lines = file_lines(lm_file(corpus, "test"))[: hp.test_lines]
         ids, ends = encode_lines(tokenizer, test)
-        self.test_set = Rows(ids, ends, hp.n_ctx, tokenizer.eos_token_id)
-        self.test_words = [word for line in test for word in [*line.split(), EOS]]
+        self.test_set = TokenRows(ids, ends, hp.n_ctx, tokenizer.eos_token_id)
+        self.test_words = line_words(test)
         if sum(ends) != len(self.test_words):
             raise HarnessError(f"{lm_file(corpus, 'test')}: {sum(ends)} BPE words for {len(self.test_words)} words")
         corpus_hash = folder_hash(corpus, LM_FILES.values())

@@ -89,7 +89,8 @@ class GPTPretrainSystem(pl.LightningModule):
         self._partial, self._words = torch.zeros((), dtype=torch.float64), 0
 
     def test_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int, dataloader_idx: int = 0) -> None:
-        inputs, targets, ends, mask = batch
+        window, ends, mask = batch  # (B, T + 1): each row's targets led by the symbol before them
+        inputs, targets = window[:, :-1], window[:, 1:]
         log_probs = self.model(inputs).log_softmax(-1).gather(-1, targets[..., None])[..., 0]  # (B, T)
         words, self._partial = word_log_probs(log_probs[mask], ends[mask], self._partial)
         ids = torch.arange(self._words, self._words + len(words), device=words.device)

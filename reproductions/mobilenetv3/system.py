@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 import pytorch_lightning as pl
 import torch
@@ -36,14 +37,15 @@ from torch import nn
 from harness.errors import HarnessError
 from harness.registry import model_variant
 from nets.layers import set_bn
-from nets.systems.tpu_classifier import TPUClassifierSteps
+from nets.systems.steps import global_batch, to_image_pixels
+from nets.systems.tpu_classifier import TPUClassifierSteps, TPURecipe
 from nets.weights import load_state
 from reproductions.mobilenetv3.model import BN_MOMENTUM, DROPOUT, VARIANTS, lraspp, mobilenetv3
 from reproductions.mobilenetv3.ssdlite import generate_anchors, match_anchors, postprocess, ssd_loss, ssdlite
 from reproductions.mobilenetv3.variants import CITYSCAPES_CLASSES, DET_VARIANTS, SEG_VARIANTS
-from tasks.coco.steps import CocoTestSteps, to_image_pixels
+from tasks.coco.steps import CocoTestSteps
 from tasks.imagenet.metric import accuracy_metrics
-from tasks.imagenet.steps import global_batch
+from tasks.imagenet.steps import AccuracySteps
 
 MODEL_PREFIX = "mobilenetv3-"
 
@@ -53,8 +55,11 @@ def parse_variant(model: str) -> str:
     return model_variant(model, VARIANTS, "MobileNetV3 classification", MODEL_PREFIX)
 
 
-class MobileNetV3System(TPUClassifierSteps, pl.LightningModule):
+class MobileNetV3System(TPUClassifierSteps, AccuracySteps, pl.LightningModule):
     """MobileNetV3 classifiers trained and evaluated on ImageNet-format batches with the Section 6.1 recipe."""
+
+    # Section 6.1: RMSProp 0.1 per 4096 images, no warm-up, x0.99 every 3 epochs, no label smoothing
+    RECIPE = TPURecipe(lr=0.1, warmup_epochs=0.0, lr_decay_epochs=3.0, lr_decay_factor=0.99, label_smoothing=0.0)
 
     def __init__(
         self,
@@ -63,26 +68,18 @@ class MobileNetV3System(TPUClassifierSteps, pl.LightningModule):
         image_size: int = 224,
         dropout: float = DROPOUT,
         bn_momentum: float = BN_MOMENTUM,
-        lr: float = 0.1,
-        lr_batch_size: int = 4096,
-        rmsprop_decay: float = 0.9,
-        momentum: float = 0.9,
-        eps: float = 1e-3,
-        weight_decay: float = 1e-5,
-        warmup_epochs: float = 0.0,
-        lr_decay_epochs: float = 3.0,
-        lr_decay_factor: float = 0.99,
-        label_smoothing: float = 0.0,
-        ema_decay: float = 0.9999,
         checkpoint: str | None = None,
+        **recipe: Any,
     ) -> None:
-        """``lr`` is the rate at a global batch of ``lr_batch_size`` images; the run scales it linearly.
+        """``recipe``: fields of :class:`nets.systems.tpu_classifier.TPURecipe` (``lr``, ``lr_batch_size``, ...,
+        ``ema_decay``) in place of Section 6.1's (:attr:`RECIPE`).
 
         ``image_size`` is the resolution the data must arrive at. ``bn_momentum`` is PyTorch's (0.01 = TF's 0.99).
-        ``ema_decay=0`` trains without weight averaging. ``checkpoint`` loads weights for evaluation.
+        ``checkpoint`` loads weights for evaluation.
         """
         super().__init__()
         self.save_hyperparameters()
+        self.init_recipe(recipe)
         self.model = mobilenetv3(parse_variant(model), num_classes, dropout=dropout)
         set_bn(self.model, bn_momentum)
         if checkpoint is not None:

@@ -17,7 +17,7 @@ RetinaNets; this module builds NAS-FPN's detectors and sets the defaults above.
 
 Batches are ``(list of (3, H, W) float images in [0, 1], list of targets)`` from
 :class:`tasks.coco.data.CocoDetectionDataModule` (boxes ``[x1, y1, x2, y2]`` pixels, labels = COCO category ids).
-Test metrics are COCO box AP from pycocotools (:class:`tasks.coco.metric.CocoDetectionMetric`), logged under the
+Test metrics are COCO box AP from pycocotools (:class:`tasks.coco.steps.CocoTestSteps`), logged under the
 harness metric names ``ap``, ``ap50``, ``ap75``, ``aps``, ``apm``, ``apl`` (percent).
 """
 
@@ -29,13 +29,14 @@ from harness.registry import model_variant
 from nets.systems.retinanet import RetinaNetSteps
 from reproductions.nas_fpn.model import build
 from reproductions.nas_fpn.variants import DETECTORS, NUM_CLASSES
+from tasks.coco.steps import CocoTestSteps
 
 
 def parse_model(model: str) -> str:
     return model_variant(model, DETECTORS, "NAS-FPN")
 
 
-class RetinaNetSystem(RetinaNetSteps, pl.LightningModule):
+class RetinaNetSystem(RetinaNetSteps, CocoTestSteps, pl.LightningModule):
     """RetinaNet + NAS-FPN / FPN trained with the official detection recipe and scored by pycocotools."""
 
     def __init__(

@@ -21,11 +21,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness.errors import HarnessError
+from nets.systems.steps import ClassifierSteps, l2_param_groups
 from nets.weights import load_state
 from reproductions.selfie.model import SelfieNet, build, selfie_loss
 from reproductions.selfie.variants import NETWORKS
 from tasks.imagenet.metric import accuracy_metrics
-from tasks.imagenet.steps import ClassifierSteps, l2_param_groups
+from tasks.imagenet.steps import AccuracySteps
 
 
 def phase_lr(progress: float, peak: float, warmup: float) -> float:
@@ -35,7 +36,7 @@ def phase_lr(progress: float, peak: float, warmup: float) -> float:
     return peak * 0.5 * (1 + math.cos(math.pi * min(1.0, (progress - warmup) / max(1e-8, 1 - warmup))))
 
 
-class SelfieSystem(ClassifierSteps, pl.LightningModule):
+class SelfieSystem(ClassifierSteps, AccuracySteps, pl.LightningModule):
     """``selfie-*``: Selfie pre-training then fine-tuning; ``supervised-*``: fine-tuning only (the baseline)."""
 
     def __init__(

@@ -37,7 +37,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from nets.beam_search import Coverage, Hypothesis, beam_search_batch
+from nets.beam_search import BeamConfig, Coverage, Hypothesis, beam_search_batch
 from nets.lstm import reverse_padded
 
 # LAS-d-w: depth d, width w; the paper's decoder (2 x 1024) unless a row says otherwise.
@@ -249,20 +249,15 @@ def recognize_batch(
     model: LAS,
     features: Tensor,
     lengths: Tensor,
-    *,
-    bos: int,
-    eos: int,
-    beam_size: int = 8,
-    max_len: int = 200,
-    alpha: float = 0.0,
+    search: BeamConfig,
     lm: LSTMLanguageModel | None = None,
-    lm_weight: float = 0.0,
     coverage_penalty: float = 0.0,
 ) -> list[list[Hypothesis]]:
     """Beam search over a batch ``features (B, T, 80, 3)`` with valid ``lengths (B,)``: each utterance's hypotheses,
-    best first (``beam_size`` 8 as in the paper). The utterances are searched independently, but every decoder step
-    runs once for the live beams of all of them: the encoder output rides in the search state, one row per beam.
-    ``coverage_penalty`` > 0: the coverage penalty ``c`` over the speller's attention on the encoder frames."""
+    best first (the paper's beam is 8). The utterances are searched independently, but every decoder step runs once
+    for the live beams of all of them: the encoder output rides in the search state, one row per beam. ``lm``: the
+    language model fused with ``search.lm_weight``; ``coverage_penalty`` > 0: the coverage penalty ``c`` over the
+    speller's attention on the encoder frames."""
     memory, keys, mask = model.encode(features, lengths)
 
     def step(prefixes: Tensor, state: Any) -> tuple[Tensor, Any]:
@@ -277,20 +272,17 @@ def recognize_batch(
 
     return beam_search_batch(
         step,
+        search,
         sources=features.shape[0],
-        bos=bos,
-        eos=eos,
-        beam_size=beam_size,
-        max_len=max_len,
         state=(model.speller.initial_state(memory), mask.float(), keys, memory, mask),
-        alpha=alpha,
         lm_step=None if lm is None else lm.step,
-        lm_weight=lm_weight,
         coverage=coverage,
         device=features.device,
     )
 
 
-def recognize(model: LAS, features: Tensor, length: int, **search: Any) -> list[Hypothesis]:
-    """Beam search over one utterance ``features (T, 80, 3)``: :func:`recognize_batch` of a batch of one."""
-    return recognize_batch(model, features[None], torch.tensor([length], device=features.device), **search)[0]
+def recognize(model: LAS, features: Tensor, length: int, search: BeamConfig, **fusion: Any) -> list[Hypothesis]:
+    """Beam search over one utterance ``features (T, 80, 3)``: :func:`recognize_batch` of a batch of one (``fusion``
+    its ``lm`` and ``coverage_penalty``)."""
+    lengths = torch.tensor([length], device=features.device)
+    return recognize_batch(model, features[None], lengths, search, **fusion)[0]

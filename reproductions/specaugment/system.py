@@ -38,6 +38,7 @@ from torch.nn import functional as F
 from torch.nn.utils.rnn import pad_sequence
 
 from harness.errors import HarnessError
+from nets.beam_search import BeamConfig
 from reproductions.specaugment.augment import POLICIES, generator_for, spec_augment
 from reproductions.specaugment.features import paper_features
 from reproductions.specaugment.model import las, lstm_lm, noisy_weights, recognize_batch
@@ -222,18 +223,9 @@ class SpecAugmentLAS(pl.LightningModule):
     def test_step(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None:
         features, lengths = self.features(batch, augment=False)
         hp = self.hparams
+        search = BeamConfig(BOS, EOS, hp.beam_size, hp.max_decode_len, alpha=hp.alpha, lm_weight=hp.lm_weight)
         found = recognize_batch(
-            self.model,
-            features,
-            lengths.to(features.device),
-            bos=BOS,
-            eos=EOS,
-            beam_size=hp.beam_size,
-            max_len=hp.max_decode_len,
-            alpha=hp.alpha,
-            lm=self.lm,
-            lm_weight=hp.lm_weight,
-            coverage_penalty=hp.coverage_penalty,
+            self.model, features, lengths.to(features.device), search, lm=self.lm, coverage_penalty=hp.coverage_penalty
         )
         hypotheses = [self.vocab.decode(best[0].tokens) for best in found]
         self.test_metrics[dataloader_idx].update(hypotheses, batch.transcripts, batch.ids)

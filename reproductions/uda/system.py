@@ -43,6 +43,7 @@ from torchmetrics.classification import MulticlassAccuracy
 from harness.errors import HarnessError
 from nets.bert import BertEncoder
 from nets.optim import tf_ema_avg_fn
+from nets.systems.steps import l2_param_groups
 from reproductions.uda.model import (
     NETWORKS,
     OBJECTIVES,
@@ -53,7 +54,6 @@ from reproductions.uda.model import (
     uda_objective,
 )
 from tasks.imagenet.metric import ClassificationMetrics, GuessKeepingAccuracy, accuracy_metrics
-from tasks.imagenet.steps import l2_param_groups
 
 SCHEDULES = ("cosine-7/16", "linear", "bert-linear", "step", "constant")
 OPTIMIZERS = ("sgd", "adamw", "bert-adamw")

@@ -10,8 +10,9 @@
   ``batch_size`` parallel streams read in order, ``seq_len`` pieces at a time, so row ``b`` of batch ``k + 1``
   continues row ``b`` of batch ``k`` and the memory of Section 2.4 carries real context (Transformer-XL's
   batching). Test: ``wiki.test.tokens`` in rows of ``seq_len`` targets, each row led by the piece before it (a
-  context every target may see); the system scores the left-to-right factorisation order and sums each word's
-  piece log-probabilities, so the record's perplexity is ``debian-lm``'s word-level perplexity.
+  context every target may see; :class:`tasks.language_modeling.stream.TokenRows`); the system scores the
+  left-to-right factorisation order and sums each word's piece log-probabilities, so the record's perplexity is
+  ``debian-lm``'s word-level perplexity.
 - **Fine-tuning** (:class:`XLNetTextDataModule`): a few-label ``wordnet-lexname`` or ``fortune-category`` subset,
   each text as ``text <sep> <cls>`` with segment ids (``<cls>`` its own segment, as the release's ``SEG_ID_CLS``).
 - **The paper's tasks** (GLUE, RACE, SQuAD, the text classification sets of Table 4): the budget SentencePiece model
@@ -25,9 +26,7 @@
 
 from __future__ import annotations
 
-import bisect
 import hashlib
-import re
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
@@ -35,15 +34,15 @@ from typing import Any
 
 import pytorch_lightning as pl
 import torch
-from torch.utils.data import DataLoader, Dataset, TensorDataset
+from torch.utils.data import DataLoader, TensorDataset
 
 from harness.errors import HarnessError
 from harness.predictions import Scoring
 from tasks.debian_corpora.corpus import CORPORA, LM_FILES, folder_hash
 from tasks.debian_corpora.data import DebianTextDataModule, lm_file
-from tasks.debian_corpora.score import EOS
 from tasks.debian_corpora.tokenize import UNK, tokenize
 from tasks.glue.data import GlueDataModule
+from tasks.language_modeling.stream import TokenRows, encode_lines, file_lines, line_words
 from tasks.squad.data import SquadDataModule
 from tasks.text_classification.data import TextClassificationDataModule
 from tasks.text_data import TextTaskDataModule
@@ -73,11 +72,6 @@ def prepare_smoke(root: Path) -> None:
     build_text(Path(root), write_debian_tree(Path(root) / "debian-src"), min_count=2, min_fortunes=5)
 
 
-def file_lines(path: Path) -> list[str]:
-    text = path.read_text(encoding="utf-8")
-    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
-
-
 def spm_tokenizer(data_root: str | Path, vocab: int) -> Tokenizer:
     """A unigram SentencePiece model of ``vocab`` pieces (``<unk>``, ``<s>``, ``</s>``, ``<cls>``, ``<sep>``
     included) trained on ``debian-lm``'s training text on first use, kept content-addressed in
@@ -94,46 +88,6 @@ def spm_tokenizer(data_root: str | Path, vocab: int) -> Tokenizer:
     if tokenizer.vocab_size > vocab:
         raise HarnessError(f"{kept[0]}: {tokenizer.vocab_size} pieces; the model has {vocab}")
     return tokenizer
-
-
-def encode_lines(tokenizer: Tokenizer, lines: list[str]) -> tuple[list[int], list[bool]]:
-    """The piece stream of ``lines`` (each line's pieces, then ``</s>``) and per piece whether it ends one of the
-    line's white-space-separated words (``</s>`` is a word of its own, as the scorer counts ``<eos>``)."""
-    eos = tokenizer.eos_token_id
-    ids: list[int] = []
-    ends: list[bool] = []
-    for number, line in enumerate(lines, start=1):
-        encoding = tokenizer.encode(line, special_tokens=False)
-        starts = [match.start() for match in re.finditer(r"\S+", line)]
-        owner = [bisect.bisect_right(starts, max(start, 0)) - 1 for start, _ in encoding.offsets]
-        if sorted(set(owner)) != list(range(len(starts))):
-            raise HarnessError(f"line {number}: {len(starts)} words but pieces for {len(set(owner))} of them")
-        ids += [*encoding.ids, eos]
-        ends += [a != b for a, b in zip(owner, owner[1:], strict=False)] + [True] * bool(owner) + [True]
-    return ids, ends
-
-
-class Rows(Dataset):
-    """Row ``i``: ``(inputs (T+1,), word ends (T,), mask (T,))``; the targets are ``inputs[1:]``, stream pieces
-    ``i*T .. (i+1)*T - 1``, led by the piece before them (``</s>`` for the first row)."""
-
-    def __init__(self, ids: list[int], ends: list[bool], length: int, eos: int) -> None:
-        n = -(-len(ids) // length) * length
-        self.targets = torch.zeros(n, dtype=torch.long)
-        self.targets[: len(ids)] = torch.tensor(ids, dtype=torch.long)
-        self.context = torch.cat([torch.tensor([eos]), self.targets[:-1]])
-        self.ends = torch.zeros(n, dtype=torch.bool)
-        self.ends[: len(ids)] = torch.tensor(ends)
-        self.mask = torch.arange(n) < len(ids)
-        self.length = length
-
-    def __len__(self) -> int:
-        return len(self.targets) // self.length
-
-    def __getitem__(self, index: int) -> tuple[torch.Tensor, ...]:
-        span = slice(index * self.length, (index + 1) * self.length)
-        inputs = torch.cat([self.context[span.start : span.start + 1], self.targets[span]])
-        return inputs, self.ends[span], self.mask[span]
 
 
 def parallel_streams(ids: list[int], streams: int, seq_len: int) -> torch.Tensor:
@@ -173,7 +127,7 @@ class XLNetLMDataModule(pl.LightningDataModule):
         self.save_hyperparameters()
         self.data_root = Path(data_root)
         self.train_set: TensorDataset | None = None
-        self.test_set: Rows | None = None
+        self.test_set: TokenRows | None = None
         self.test_lines: list[str] = []
         self.test_words: list[str] = []
         self.data_hash: str | None = None
@@ -192,8 +146,8 @@ class XLNetLMDataModule(pl.LightningDataModule):
         self.train_set = TensorDataset(parallel_streams(ids, hp.batch_size, hp.seq_len))
         test = self.test_lines = file_lines(lm_file(corpus, "test"))[: hp.test_lines]
         ids, ends = encode_lines(tokenizer, test)
-        self.test_set = Rows(ids, ends, hp.seq_len, tokenizer.eos_token_id)
-        self.test_words = [word for line in test for word in [*line.split(), EOS]]
+        self.test_set = TokenRows(ids, ends, hp.seq_len, tokenizer.eos_token_id)
+        self.test_words = line_words(test)
         if sum(ends) != len(self.test_words):
             raise HarnessError(f"{lm_file(corpus, 'test')}: {sum(ends)} piece words for {len(self.test_words)} words")
         corpus_hash = folder_hash(corpus, LM_FILES.values())

@@ -1,8 +1,10 @@
 """The COCO test protocol shared by the detection systems: one pycocotools metric per test loader (``bbox`` AP at
 IoU 0.50:0.95, 0.50, 0.75 and by object size), logged under the harness's metric names ``test/ap`` ...
 
-A system that mixes in :class:`CocoTestSteps` provides ``detect(images) -> [{"boxes", "scores", "labels"}]`` with
-boxes in each image's own pixel coordinates (x1, y1, x2, y2) and labels as COCO category ids. The run's records cite
+A system that mixes in :class:`CocoTestSteps` (after its training steps, e.g.
+:class:`nets.systems.retinanet.RetinaNetSteps`) provides ``detect(images) -> [{"boxes", "scores", "labels"}]`` with
+boxes in each image's own pixel coordinates (x1, y1, x2, y2; :func:`nets.systems.steps.to_image_pixels`) and labels
+as COCO category ids. The run's records cite
 the scorer that computed the AP (``artifacts.coco_scorer``, e.g. ``pycocotools 2.0.11``; tasks.coco.score).
 """
 
@@ -12,20 +14,6 @@ import torch
 from torch import nn
 
 METRIC_NAMES = {"AP": "ap", "AP50": "ap50", "AP75": "ap75", "APs": "aps", "APm": "apm", "APl": "apl"}
-
-
-def to_image_pixels(
-    detections: list[dict[str, torch.Tensor]], images: list[torch.Tensor], scales: list[float | tuple[float, float]]
-) -> list[dict[str, torch.Tensor]]:
-    """Detections on the resized network input back in each image's own pixels: boxes divided by the resize scale
-    (one factor, or ``(sx, sy)`` for a resize that does not keep the aspect ratio) and clipped to the image."""
-    for det, image, scale in zip(detections, images, scales, strict=True):
-        height, width = image.shape[-2:]
-        sx, sy = scale if isinstance(scale, tuple) else (scale, scale)
-        det["boxes"] = det["boxes"] / det["boxes"].new_tensor([sx, sy, sx, sy])
-        det["boxes"][:, 0::2] = det["boxes"][:, 0::2].clamp(0, width)
-        det["boxes"][:, 1::2] = det["boxes"][:, 1::2].clamp(0, height)
-    return detections
 
 
 class CocoTestSteps:

@@ -44,7 +44,8 @@ def test_configs_are_valid_for_the_runner_and_the_system(path):
     config = load_config(path, path.stem.split("-", 1)[0])  # budget-long is a variant of the budget tier
     system_cls = load_object(config["system"]["class_path"])
     assert system_cls is CondConvSystem
-    inspect.signature(system_cls).bind(model=config["model"], **config["system"]["init_args"])
+    bound = inspect.signature(system_cls).bind(model=config["model"], **config["system"]["init_args"])
+    system_cls.RECIPE.given(bound.arguments.get("recipe", {}), system_cls.__name__)  # the rest: recipe fields
     data = config["data"]
     inspect.signature(load_object(data["class_path"])).bind(**data["init_args"])
     if "image_size" in data["init_args"]:  # the ImageNet-layout tiers; budget's Fashion-MNIST is 28x28 as stored

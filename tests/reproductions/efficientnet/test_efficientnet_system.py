@@ -16,10 +16,10 @@ from harness import configfile
 from harness.errors import HarnessError
 from harness.registry import load_object
 from harness.runner import load_config
+from nets.systems.steps import l2_param_groups
 from reproductions.efficientnet.model import efficientnet
 from reproductions.efficientnet.system import EfficientNetSystem, parse_variant
 from reproductions.efficientnet.variants import VARIANTS
-from tasks.imagenet.steps import l2_param_groups
 
 CONFIGS = Path(__file__).resolve().parents[3] / "reproductions" / "efficientnet" / "configs"
 
@@ -124,7 +124,8 @@ def test_configs_are_valid_for_the_runner_and_the_system(path):
     assert config["tier"] == tier
     system_cls = load_object(config["system"]["class_path"])
     assert system_cls is EfficientNetSystem
-    inspect.signature(system_cls).bind(model=config["model"], **config["system"]["init_args"])
+    bound = inspect.signature(system_cls).bind(model=config["model"], **config["system"]["init_args"])
+    system_cls.RECIPE.given(bound.arguments.get("recipe", {}), system_cls.__name__)  # the rest: recipe fields
     data = config["data"]
     inspect.signature(load_object(data["class_path"])).bind(**data["init_args"])
     default_size = VARIANTS[parse_variant(config["model"])].resolution

@@ -111,7 +111,8 @@ def test_transfer_configs_resolve_for_every_model_they_name(path):
         resolved = resolve_config(config, "full", model, None, None)
         system, data = resolved["system"], resolved["data"]
         assert load_object(system["class_path"]) is EfficientNetSystem
-        inspect.signature(EfficientNetSystem).bind(model=model, **system["init_args"])
+        bound = inspect.signature(EfficientNetSystem).bind(model=model, **system["init_args"])
+        EfficientNetSystem.RECIPE.given(bound.arguments.get("recipe", {}), "EfficientNetSystem")
         data_class = load_object(data["class_path"])
         inspect.signature(data_class).bind(**data["init_args"])
         resolution = VARIANTS[model.removeprefix("efficientnet-")].resolution

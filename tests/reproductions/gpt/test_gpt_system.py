@@ -15,9 +15,10 @@ import torch
 from harness.errors import HarnessError
 from harness.runner import load_config, resolve_config
 from reproductions.gpt import transforms
-from reproductions.gpt.data import budget_tokenizer, encode_lines, prepare_smoke
+from reproductions.gpt.data import budget_tokenizer, prepare_smoke
 from reproductions.gpt.optim import OpenAIAdam
 from reproductions.gpt.system import GPTFineTuneSystem, word_log_probs
+from tasks.language_modeling.stream import encode_lines
 
 CONFIGS = Path(__file__).resolve().parents[3] / "reproductions" / "gpt" / "configs"
 

@@ -49,10 +49,20 @@ def test_parse_variant():
 
 def test_defaults_are_section_6_1():
     defaults = {k: v.default for k, v in inspect.signature(MobileNetV3System).parameters.items()}
-    assert defaults["lr"] == 0.1 and defaults["lr_batch_size"] == 4096 and defaults["momentum"] == 0.9
-    assert defaults["lr_decay_epochs"] == 3.0 and defaults["lr_decay_factor"] == 0.99
-    assert defaults["dropout"] == 0.2 and defaults["weight_decay"] == 1e-5 and defaults["ema_decay"] == 0.9999
-    assert defaults["bn_momentum"] == 0.01
+    recipe = _system().recipe
+    assert recipe == MobileNetV3System.RECIPE
+    assert recipe.lr == 0.1 and recipe.lr_batch_size == 4096 and recipe.momentum == 0.9
+    assert recipe.lr_decay_epochs == 3.0 and recipe.lr_decay_factor == 0.99 and recipe.warmup_epochs == 0.0
+    assert defaults["dropout"] == 0.2 and recipe.weight_decay == 1e-5 and recipe.ema_decay == 0.9999
+    assert defaults["bn_momentum"] == 0.01 and recipe.label_smoothing == 0.0
+
+
+def test_a_config_value_replaces_the_recipe_s_and_an_unknown_one_is_named():
+    system = _system(lr=0.05, ema_decay=0.0)
+    assert system.recipe.lr == 0.05 and system.recipe.lr_decay_factor == 0.99  # the rest stays Section 6.1's
+    assert system.hparams.lr == 0.05 and system.hparams.label_smoothing == 0.0  # the whole recipe in hparams
+    with pytest.raises(HarnessError, match="MobileNetV3System takes no argument 'lr_decay' \\(did you mean"):
+        _system(lr_decay=0.9)
 
 
 def test_one_training_step_changes_the_weights():
@@ -90,7 +100,9 @@ def test_configs_are_valid_for_the_runner_and_the_system(path):
     system_cls = load_object(config["system"]["class_path"])
     expected = {"ssdlite": SSDLiteSystem, "lraspp": LRASPPSystem}.get(path.stem.split("-")[-1], MobileNetV3System)
     assert system_cls is expected
-    inspect.signature(system_cls).bind(model=config["model"], **config["system"]["init_args"])
+    bound = inspect.signature(system_cls).bind(model=config["model"], **config["system"]["init_args"])
+    if system_cls is MobileNetV3System:  # the rest: recipe fields
+        system_cls.RECIPE.given(bound.arguments.get("recipe", {}), system_cls.__name__)
     data = config["data"]
     inspect.signature(load_object(data["class_path"])).bind(**data["init_args"])
     if system_cls is MobileNetV3System:

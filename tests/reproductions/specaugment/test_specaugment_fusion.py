@@ -12,7 +12,7 @@ import torch
 
 from harness.checkpoints import load_into
 from harness.errors import HarnessError
-from nets.beam_search import length_penalty
+from nets.beam_search import BeamConfig, length_penalty
 from reproductions.specaugment.lm import (
     FusionLMSystem,
     SentenceLMDataModule,
@@ -121,10 +121,9 @@ def test_decoding_with_coverage_penalises_the_attention_the_hypothesis_used() ->
     steps (teacher forcing of its tokens), over the encoder's 8 valid frames of the 30 input frames."""
     model, features = small_las(), torch.randn(30, 16, 3)
     with torch.no_grad():
-        plain = recognize(model, features, 30, bos=1, eos=2, beam_size=3, max_len=6, alpha=0.5)
-        (best, *_) = recognize(
-            model, features, 30, bos=1, eos=2, beam_size=3, max_len=6, alpha=0.5, coverage_penalty=0.2
-        )
+        search = BeamConfig(bos=1, eos=2, beam_size=3, max_len=6, alpha=0.5)
+        plain = recognize(model, features, 30, search)
+        (best, *_) = recognize(model, features, 30, search, coverage_penalty=0.2)
         memory, keys, mask = model.encode(features[None], torch.tensor([30]))
         state, covered = model.speller.initial_state(memory), torch.zeros(memory.shape[1])
         for token in (1, *best.tokens[:-1]):

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from harness import registry
+from nets.beam_search import BeamConfig
 from reproductions.specaugment.model import LAS, LSTMLanguageModel, las, recognize, recognize_batch, subsampled_lengths
 from reproductions.specaugment.schedules import SCHEDULES, label_smoothing, learning_rate, scaled, weight_noise_on
 
@@ -50,7 +51,7 @@ def test_beam_search_scores_are_the_model_s_log_probabilities() -> None:
     model = small_las()
     features = torch.randn(30, 16, 3)
     with torch.no_grad():
-        hyps = recognize(model, features, 30, bos=1, eos=2, beam_size=3, max_len=6)
+        hyps = recognize(model, features, 30, BeamConfig(bos=1, eos=2, beam_size=3, max_len=6))
         for hyp in hyps:
             inputs = torch.tensor([[1, *hyp.tokens[:-1]]])
             log_probs = model(features[None], torch.tensor([30]), inputs)[0].log_softmax(-1)
@@ -63,7 +64,7 @@ def test_shallow_fusion_adds_the_weighted_lm_log_probability() -> None:
     model, lm = small_las(), LSTMLanguageModel(12, dim=8, layers=2).eval()
     features = torch.randn(30, 16, 3)
     with torch.no_grad():
-        hyp = recognize(model, features, 30, bos=1, eos=2, beam_size=4, max_len=5, lm=lm, lm_weight=0.35)[0]
+        hyp = recognize(model, features, 30, BeamConfig(bos=1, eos=2, beam_size=4, max_len=5, lm_weight=0.35), lm=lm)[0]
         inputs = torch.tensor([[1, *hyp.tokens[:-1]]])
         targets = torch.tensor(hyp.tokens)
         am = model(features[None], torch.tensor([30]), inputs)[0].log_softmax(-1)
@@ -79,10 +80,10 @@ def test_a_padded_batch_decodes_each_utterance_as_alone() -> None:
     lengths = [30, 17, 24, 9]
     utterances = [torch.randn(n, 16, 3) for n in lengths]
     batch = torch.nn.utils.rnn.pad_sequence(utterances, batch_first=True)
-    search = {"bos": 1, "eos": 2, "beam_size": 3, "max_len": 7, "alpha": 0.5, "lm": lm, "lm_weight": 0.2}
+    search = BeamConfig(bos=1, eos=2, beam_size=3, max_len=7, alpha=0.5, lm_weight=0.2)
     with torch.no_grad():
-        together = recognize_batch(model, batch, torch.tensor(lengths), **search)
-        alone = [recognize(model, x, len(x), **search) for x in utterances]
+        together = recognize_batch(model, batch, torch.tensor(lengths), search, lm=lm)
+        alone = [recognize(model, x, len(x), search, lm=lm) for x in utterances]
     for got, expected in zip(together, alone, strict=True):
         assert [h.tokens for h in got] == [h.tokens for h in expected]
         assert [h.log_prob for h in got] == pytest.approx([h.log_prob for h in expected], rel=1e-5)

@@ -14,7 +14,8 @@ import torch
 from PIL import Image
 
 from harness.errors import HarnessError
-from reproductions.uda.data import domain_relevance_filter, read_ids, unlabelled_positions, write_ids
+from reproductions.uda.data import domain_relevance_filter, read_ids, write_ids
+from reproductions.uda.data.batches import unlabelled_positions
 from tasks.imagenet.randaugment import UDA_OPS, RandAugment, cutout
 from tasks.text_augment import Paraphrases, SwitchOut, TfidfWordReplacement, words
 

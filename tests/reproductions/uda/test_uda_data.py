@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from harness.errors import HarnessError
-from reproductions.uda.data import ImageUDADataModule, TextUDADataModule, hashed_ids
+from reproductions.uda.data import ImageUDADataModule, TextUDADataModule
+from reproductions.uda.data.text import hashed_ids
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from lightning_fabric.utilities.data import _set_sampler_epoch
 
 from harness.errors import HarnessError
 from harness.runner import check_arguments, load_config, resolve_config
-from reproductions.uda.data import ImageNetUDADataModule, StepSampler, stream_positions
+from reproductions.uda.data.imagenet import ImageNetUDADataModule, StepSampler, stream_positions
 from tasks.imagenet.fixtures import write_tiny_ilsvrc
 
 CONFIGS = sorted(Path("reproductions/uda/configs").glob("full-imagenet-*.yaml"))

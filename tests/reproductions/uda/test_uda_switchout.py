@@ -15,7 +15,7 @@ from harness import dotted
 from harness.claims import registered_claims
 from harness.errors import HarnessError
 from harness.runner import check_arguments, load_config, resolve_config
-from reproductions.uda.data import PAD, TextUDADataModule
+from reproductions.uda.data.text import PAD, TextUDADataModule
 from reproductions.uda.system import UDASystem
 from tasks.text_classification.fixtures import write_tiny_text_classification
 

@@ -16,13 +16,13 @@ from reproductions.xlnet.data import (
     PairEncoder,
     TextInputs,
     XLNetGlueDataModule,
-    encode_lines,
     left_aligned,
     parallel_streams,
     release_text,
     released_tokenizer,
 )
 from reproductions.xlnet.system import last_index, segments_from_sep
+from tasks.language_modeling.stream import encode_lines
 from tasks.tokenizers import XLNET_TEMPLATE
 
 TEXTS = [

@@ -1,10 +1,10 @@
-"""Detections mapped from the network input back to each image's pixels."""
+"""nets.systems.steps: detections mapped from the network input back to each image's pixels."""
 
 from __future__ import annotations
 
 import torch
 
-from tasks.coco.steps import to_image_pixels
+from nets.systems.steps import to_image_pixels
 
 
 def test_boxes_are_unscaled_and_clipped_per_image() -> None:
