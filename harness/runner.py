@@ -10,6 +10,7 @@ already exist is recognised and skipped. A config's ``init_from`` starts the run
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import inspect
 import re
@@ -70,10 +71,15 @@ def resolve_config(
 
 
 def _unknown_arguments(target: Any, given: dict[str, Any], name: str, where: str) -> None:
-    """Every key of ``given`` is a parameter of ``target`` (a class or function), unless it takes ``**kwargs``."""
-    parameters = inspect.signature(target).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return
+    """Every key of ``given`` is a parameter of ``target`` (a class or function), unless it takes ``**kwargs`` (a
+    class whose ``**kwargs`` are its dataclass ``RECIPE``'s fields, nets.systems.tpu_classifier, takes those)."""
+    signature = inspect.signature(target).parameters
+    parameters = [arg for arg, p in signature.items() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    if any(p.kind is p.VAR_KEYWORD for p in signature.values()):
+        recipe = getattr(target, "RECIPE", None)
+        if recipe is None or not dataclasses.is_dataclass(recipe):
+            return
+        parameters += [field.name for field in dataclasses.fields(recipe)]
     for key in given:
         if key not in parameters:
             close = difflib.get_close_matches(key, list(parameters), n=1)

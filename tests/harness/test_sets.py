@@ -44,3 +44,15 @@ def test_a_set_outside_what_a_run_may_change_is_refused():
             resolve_config(config, "smoke", None, None, None, sets={key: 1})
     with pytest.raises(HarnessError, match="no mapping 'trainer.max_steps'"):
         resolve_config(config, "smoke", None, None, None, sets={"trainer.max_steps": 3, "trainer.max_steps.x": 1})
+
+
+def test_a_recipe_key_is_checked_before_anything_runs():
+    """The TPU systems take their recipe (nets.systems.tpu_classifier.TPURecipe) as ``**recipe``: a misspelt
+    recipe key set on the command line is one error naming the config, before the data is prepared."""
+    from harness.runner import check_arguments
+
+    repro, config = smoke()
+    path = repro.config_path("smoke")
+    check_arguments(path, resolve_config(config, "smoke", None, None, None, sets={"system.init_args.lr": 0.1}))
+    with pytest.raises(HarnessError, match=r"takes no argument 'lrr' \(did you mean 'lr'\?\)"):
+        check_arguments(path, resolve_config(config, "smoke", None, None, None, sets={"system.init_args.lrr": 0.1}))
