@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from harness import configfile, registry
+from harness import configfile
 from harness.config import CONFIG_KEYS
 from harness.counting import RULES
 from harness.errors import HarnessError
@@ -498,6 +498,7 @@ def load_claims(
 
 def vocabulary(repro: Any) -> Vocabulary:
     """What ``repro``'s claims may name, from the registry and the paper's configs (see :class:`Vocabulary`)."""
+    from harness import registry  # on use: the leaderboard reads records without the registry
 
     tasks = registry.tasks().values()
     datasets = {t.id for t in tasks} | {s.dataset for r in registry.reproductions().values() for s in r.models}
@@ -531,6 +532,8 @@ def registered_claims(paper: str | None = None) -> list[Claim]:
     """Claims of every registered reproduction (or of one paper), in file order. A broken claims file is an error
     when its paper is asked for; among all papers' it is reported on stderr and its claims are left out, so one
     broken plugin does not stop listing, ingesting or running every other paper."""
+    from harness import registry  # on use: the leaderboard reads records without the registry
+
     registered = {repro.id: repro.model_ids() for repro in registry.reproductions().values()}
     if paper:
         return _paper_claims(registry.reproduction(paper), registered)

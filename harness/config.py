@@ -29,7 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from harness import configfile, dotted, protocols, registry
+from harness import configfile, dotted, protocols
 from harness.configfile import ConfigFile
 from harness.errors import HarnessError
 from harness.records import RUN_ID_PATTERN
@@ -77,6 +77,12 @@ def _run_id_part(value: Any) -> str:
     return value
 
 
+def _registered_protocols() -> Any:
+    from harness import registry  # on use: the leaderboard reads claims and records without the registry
+
+    return registry.protocols()
+
+
 def _protocol(value: Any, info: ValidationInfo) -> str | None:
     """A protocol is a registered id (harness.protocols); ``context={"protocols": ...}`` gives the known ones."""
     if value is None:
@@ -84,7 +90,7 @@ def _protocol(value: Any, info: ValidationInfo) -> str | None:
     if not isinstance(value, str):
         raise ValueError(f"a registered protocol id, not {value!r}")
     known = (info.context or {}).get("protocols")
-    protocols.check(value, registry.protocols() if known is None else known)
+    protocols.check(value, _registered_protocols() if known is None else known)
     return value
 
 
@@ -376,7 +382,7 @@ def read_config(path: Path, tier: str, allowed: Collection[str], what: str = "a 
     _check_tier(source, tier)
     if source.tree.get("protocol") is not None:
         try:
-            protocols.check(source.tree["protocol"], registry.protocols())
+            protocols.check(source.tree["protocol"], _registered_protocols())
         except ValueError as exc:
             raise source.error("protocol", str(exc)) from None
     return source.tree

@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 import harness
-from harness import dotted, registry
+from harness import dotted
 from harness.errors import HarnessError
 from harness.tiers import TIERS
 
@@ -153,6 +153,8 @@ def code_version(paper: str | None = None) -> dict[str, Any]:
 
 
 def _paper_folder(paper: str) -> Path | None:
+    from harness import registry  # on use: the leaderboard reads records without the registry
+
     try:
         return registry.reproduction(paper).root
     except HarnessError:

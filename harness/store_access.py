@@ -17,7 +17,6 @@ from typing import Any
 
 import duckdb
 
-from harness import registry
 from harness.errors import HarnessError
 from harness.records import file_lock
 from harness.store_tables import STORE_VERSION
@@ -93,6 +92,8 @@ def require_current(db_path: Path = DB_PATH) -> None:
 def claims_digest() -> str:
     """sha256 over every registered paper's id, title, claims file and budget plan bytes: ingest stores it, so
     ``harness report`` can tell that claims, plans (or titles) changed since (without parsing them)."""
+    from harness import registry  # here, not at the top: the leaderboard reads the store without the registry
+
     digest = hashlib.sha256()
     for repro in registry.reproductions().values():
         for path in (repro.claims_path, repro.plan_path):  # a plan judges the budget claims too
