@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from harness.contract import Verifiable, capability, cited_artifacts, data_hash, loader_metrics
 from harness.distributed import check_trainer, unpadded_test_loaders
 from harness.errors import HarnessError
 from harness.records import (
@@ -325,18 +326,6 @@ def _instantiate(spec: dict[str, Any], **extra: Any) -> Any:
     return load_object(spec["class_path"])(**{**(spec.get("init_args") or {}), **extra})
 
 
-def _test_metrics(results: list[dict[str, float]], index: int) -> dict[str, float]:
-    """Metrics logged as ``test/<name>`` (Lightning adds ``/dataloader_idx_<i>`` with several test loaders; what a
-    system logs at the epoch's end, named for another loader, Lightning also puts in this loader's results)."""
-    suffix = f"/dataloader_idx_{index}"
-    metrics = {}
-    for name, value in results[index].items():
-        name = name.removesuffix(suffix)
-        if name.startswith("test/") and "/dataloader_idx_" not in name:
-            metrics[name.removeprefix("test/")] = float(value)
-    return metrics
-
-
 def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path = RUNS_DIR) -> list[Path]:
     """Prepare data, fit (unless ``fit: false``) and test; write one record per ``evaluate`` entry. A resolved
     ``init_from`` (harness.chains) loads the parent's weights before the fit; ``save_checkpoint`` stores them after.
@@ -379,20 +368,20 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     results = trainer.test(system, datamodule=datamodule, verbose=False)
     if not trainer.is_global_zero:  # another process of a multi-process run: rank 0 writes the records
         return []
-    artifacts = {**cited, **_owned_artifacts(datamodule, system), **artifacts, **log_artifacts(loggers)}
+    artifacts = {**cited, **cited_artifacts(datamodule, system), **artifacts, **log_artifacts(loggers)}
     finished = now()
     if len(results) != len(evaluations):
         raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")
-    provenance = run_provenance(identity, getattr(datamodule, "data_hash", None), code_version(repro.id))
+    provenance = run_provenance(identity, data_hash(datamodule), code_version(repro.id))
     parents = [spec["run"] for spec in _parent_specs(resolved.get("init_from"))]
     written = []
     for index, evaluation in enumerate(evaluations):
         record = new_record(
             run_id=evaluation.run_id, paper=repro.id, model=resolved["model"], tier=resolved["tier"],
             dataset=evaluation.dataset, split=evaluation.split, seed=resolved["seed"],
-            metrics=_test_metrics(results, index), started_at=started, finished_at=finished, provenance=provenance,
-            protocol=resolved.get("protocol"), config=resolved, artifacts={**artifacts, **keeper.artifacts(index)},
-            parents=parents,
+            metrics=loader_metrics(results[index], index), started_at=started, finished_at=finished,
+            provenance=provenance, protocol=resolved.get("protocol"), config=resolved,
+            artifacts={**artifacts, **keeper.artifacts(index)}, parents=parents,
         )  # fmt: skip
         written.append(write_record(record, runs_dir))
     shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)  # recorded: nothing left to resume (logs stay)
@@ -417,14 +406,6 @@ def _tokenizer_artifacts(resolved: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
-def _owned_artifacts(*owners: Any) -> dict[str, str]:
-    """What the data module or system asks its records to cite (``record_artifacts``; e.g. a tokenizer trained in
-    the run, ``tasks.tokenizers.register``)."""
-    return {
-        name: str(value) for owner in owners for name, value in (getattr(owner, "record_artifacts", None) or {}).items()
-    }
-
-
 def _datamodule(resolved: dict[str, Any]) -> Any:
     """Make the tier's data (``prepare``) and the data module; ``verify()`` names missing files before training."""
     data_root = resolved["data"]["init_args"].get("data_root")
@@ -434,8 +415,9 @@ def _datamodule(resolved: dict[str, Any]) -> Any:
         remove_stale_partials(Path(data_root))
         load_object(resolved["prepare"]["function"])(root=Path(data_root), **(resolved["prepare"].get("args") or {}))
     datamodule = _instantiate(resolved["data"])
-    if hasattr(datamodule, "verify"):
-        _verify_data(datamodule, "prepare" in resolved)
+    verifiable = capability(datamodule, Verifiable)
+    if verifiable is not None:
+        _verify_data(verifiable, "prepare" in resolved)
     return datamodule
 
 
@@ -458,7 +440,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _verify_data(datamodule: Any, prepared: bool) -> None:
+def _verify_data(datamodule: Verifiable, prepared: bool) -> None:
     """A tier that reads the user's copy of a dataset (nothing ``prepare``s it) says how to point the run at it."""
     try:
         datamodule.verify()

@@ -11,6 +11,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from harness.evaluators import per_test_loader
+
 METRIC_NAMES = {"AP": "ap", "AP50": "ap50", "AP75": "ap75", "APs": "aps", "APm": "apm", "APl": "apl"}
 
 
@@ -28,6 +30,12 @@ def to_image_pixels(
     return detections
 
 
+def coco_results(metric: nn.Module) -> dict[str, float]:
+    """A :class:`~tasks.coco.metric.CocoDetectionMetric`'s AP under the harness's names (``ap``, ``ap50`` ...)."""
+    values = metric.compute()
+    return {name: float(values[key]) for key, name in METRIC_NAMES.items()}
+
+
 class CocoTestSteps:
     def detect(self, images: list[torch.Tensor]) -> list[dict[str, torch.Tensor]]:
         raise NotImplementedError
@@ -35,18 +43,13 @@ class CocoTestSteps:
     def on_test_start(self) -> None:
         from tasks.coco.metric import CocoDetectionMetric
 
-        loaders = len(self.trainer.num_test_batches)
-        self.test_metrics = nn.ModuleList(CocoDetectionMetric() for _ in range(loaders)).to(self.device)
+        self.test_metrics = per_test_loader(self, lambda _: CocoDetectionMetric(), coco_results)
 
     def test_step(self, batch: tuple[list[torch.Tensor], list[dict]], batch_idx: int, dataloader_idx: int = 0) -> None:
         images, targets = batch
         self.test_metrics[dataloader_idx].update(self.detect(images), targets)
 
     def on_test_epoch_end(self) -> None:
-        for index, metric in enumerate(self.test_metrics):
-            values = metric.compute()
-            suffix = f"/dataloader_idx_{index}" if len(self.test_metrics) > 1 else ""
-            for key, name in METRIC_NAMES.items():
-                self.log(f"test/{name}{suffix}", float(values[key]), add_dataloader_idx=False)
-            self.record_artifacts = {**getattr(self, "record_artifacts", {}), "coco_scorer": metric.scored_by}
-            metric.reset()
+        self.test_metrics.log(self)
+        scorer = self.test_metrics[-1].scored_by  # the library and version that computed the AP
+        self.record_artifacts = {**getattr(self, "record_artifacts", {}), "coco_scorer": scorer}
