@@ -2,7 +2,7 @@
 
 Required: the data module is a Lightning ``LightningDataModule`` (``setup``, ``train_dataloader``,
 ``test_dataloader`` ...) and the system a ``LightningModule`` that logs each test loader's metrics as
-``test/<name>`` (:func:`test_key`; :mod:`harness.evaluators` builds one evaluator per test loader and logs them so).
+``test/<name>`` (:func:`logged_key`; :mod:`harness.evaluators` builds one evaluator per test loader and logs them so).
 
 Optional, each its own runtime-checkable Protocol, found by ``isinstance`` and then checked for its shape
 (:func:`capability`), so that a plugin written to another shape gets one error naming what to change:
@@ -97,7 +97,7 @@ def cited_artifacts(*owners: Any) -> dict[str, str]:
     return cited
 
 
-def test_key(name: str, index: int, loaders: int) -> str:
+def logged_key(name: str, index: int, loaders: int) -> str:
     """The key a test metric is logged under: ``test/<name>``, plus ``/dataloader_idx_<index>`` with several test
     loaders (the spelling Lightning gives a metric logged in ``test_step``)."""
     return f"{TEST_PREFIX}{name}{LOADER_SUFFIX}{index}" if loaders > 1 else f"{TEST_PREFIX}{name}"
@@ -105,7 +105,7 @@ def test_key(name: str, index: int, loaders: int) -> str:
 
 def loader_metrics(logged: Mapping[str, Any], index: int) -> dict[str, float]:
     """The metrics of test loader ``index`` from what ``trainer.test`` returned for it, keyed by name: the inverse of
-    :func:`test_key` (what a system logs at the epoch's end, named for another loader, Lightning also puts in this
+    :func:`logged_key` (what a system logs at the epoch's end, named for another loader, Lightning also puts in this
     loader's results: it is left out)."""
     suffix = f"{LOADER_SUFFIX}{index}"
     metrics = {}

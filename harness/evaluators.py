@@ -14,9 +14,10 @@ logs them all in ``on_test_epoch_end``::
     def on_test_epoch_end(self) -> None:
         self.test_metrics.log(self)
 
-Each loader's evaluator is one metric, or several given as a dict of named parts (a ``nn.ModuleDict``) whose
-results are merged; a metric name two parts both give is an error, never one value silently replacing the other.
-Every value is logged under :func:`harness.contract.test_key` (``test/<name>``, ``/dataloader_idx_<i>`` with several
+Each loader's evaluator is one metric (a torchmetrics ``Metric`` or ``MetricCollection``), or several named ones
+(:class:`Composed`) whose results are merged: a metric name two of them give is an error, never one value silently
+replacing the other.
+Every value is logged under :func:`harness.contract.logged_key` (``test/<name>``, ``/dataloader_idx_<i>`` with several
 loaders), the one spelling the runner reads back (:func:`harness.contract.loader_metrics`). ``test_metrics`` stays
 indexable by loader, so the predictions keeper finds each loader's metric (harness.predictions).
 """
@@ -29,7 +30,7 @@ from typing import Any
 import pytorch_lightning as pl
 from torch import nn
 
-from harness.contract import TEST_PREFIX, test_key
+from harness.contract import TEST_PREFIX, logged_key
 from harness.errors import HarnessError
 
 Results = Callable[[nn.Module, int], Mapping[str, Any]]  # (loader's metric, loader index) -> name -> value
@@ -66,7 +67,16 @@ def named(name: str) -> Results:
     return results
 
 
-class TestEvaluators(nn.ModuleList):
+class Composed(nn.ModuleDict):
+    """Several evaluators of one test loader, by name (each updated by the system with what it measures); their
+    results are merged, and a metric name two of them give is an error."""
+
+    def reset(self) -> None:
+        for metric in self.values():
+            metric.reset()
+
+
+class LoaderEvaluators(nn.ModuleList):
     """The test evaluators of a system, one per test loader, in loader order (see the module docstring).
 
     ``results(metric, index)`` turns loader ``index``'s metric into ``name -> value`` (default :func:`computed`); the
@@ -80,7 +90,7 @@ class TestEvaluators(nn.ModuleList):
     def results(self, index: int) -> dict[str, Any]:
         """Loader ``index``'s metrics by name: one metric's, or the union of its parts' (a name twice is an error)."""
         evaluator = self[index]
-        if not isinstance(evaluator, nn.ModuleDict):
+        if not isinstance(evaluator, Composed):
             return dict(self.results_of(evaluator, index))
         merged: dict[str, Any] = {}
         givers: dict[str, str] = {}
@@ -98,18 +108,17 @@ class TestEvaluators(nn.ModuleList):
         """Log every loader's metrics as ``test/<name>[/dataloader_idx_<i>]``, then reset them."""
         for index in range(len(self)):
             for name, value in self.results(index).items():
-                system.log(test_key(name, index, len(self)), value, add_dataloader_idx=False)
+                system.log(logged_key(name, index, len(self)), value, add_dataloader_idx=False)
         self.reset()
 
     def reset(self) -> None:
         for evaluator in self:
-            for metric in evaluator.values() if isinstance(evaluator, nn.ModuleDict) else [evaluator]:
-                metric.reset()
+            evaluator.reset()
 
 
 def per_test_loader(
     system: pl.LightningModule, make: Callable[[int], nn.Module], results: Results = computed
-) -> TestEvaluators:
+) -> LoaderEvaluators:
     """A fresh evaluator for each of the trainer's test loaders (``make(index)``), on the system's device."""
     loaders = len(system.trainer.num_test_batches)
-    return TestEvaluators((make(index) for index in range(loaders)), results).to(system.device)
+    return LoaderEvaluators((make(index) for index in range(loaders)), results).to(system.device)

@@ -27,7 +27,7 @@ from torchmetrics import Metric
 from harness.evaluators import per_test_loader
 from reproductions.elmo.classifier import budget_classifier
 from reproductions.elmo.model import budget_bilm, char_mask
-from tasks.imagenet.metric import accuracy_error_metrics
+from tasks.metrics import accuracy_error_metrics
 
 
 class BiLMPerplexity(Metric):

@@ -34,7 +34,7 @@ from reproductions.gpt.model import GPT, language_model, lm_loss, task_model
 from reproductions.gpt.optim import OpenAIAdam
 from reproductions.gpt.variants import VARIANTS
 from tasks.debian_corpora.metric import TokenPerplexity
-from tasks.imagenet.metric import accuracy_error_metrics as classification_metrics
+from tasks.metrics import accuracy_error_metrics as classification_metrics
 
 NEW = ("special.", "classifier.")  # what fine-tuning adds to the LM (Section 3.2)
 

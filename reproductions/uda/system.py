@@ -53,8 +53,8 @@ from reproductions.uda.model import (
     tsa_threshold,
     uda_objective,
 )
-from tasks.imagenet.metric import ClassificationMetrics, GuessKeepingAccuracy, accuracy_metrics
 from tasks.imagenet.steps import l2_param_groups
+from tasks.metrics import ClassificationMetrics, GuessKeepingAccuracy, accuracy_metrics
 
 SCHEDULES = ("cosine-7/16", "linear", "bert-linear", "step", "constant")
 OPTIMIZERS = ("sgd", "adamw", "bert-adamw")

@@ -46,8 +46,8 @@ from nets.weights import read_state
 from reproductions.ulmfit.model import LanguageModel, TextClassifier, detach_state, reverse_documents
 from reproductions.ulmfit.variants import MODELS, build
 from tasks.debian_corpora.metric import TokenPerplexity
-from tasks.imagenet.metric import accuracy_error_metrics as classification_metrics
 from tasks.language_modeling.score import write_log_probs
+from tasks.metrics import accuracy_error_metrics as classification_metrics
 
 BETAS = (0.7, 0.99)
 

@@ -40,7 +40,7 @@ from reproductions.xlnet.heads import SequenceHead, SpanHead
 from reproductions.xlnet.model import SIZES, XLNetLM, language_model
 from reproductions.xlnet.weights import load_backbone
 from tasks.debian_corpora.metric import TokenPerplexity
-from tasks.imagenet.metric import accuracy_error_metrics as classification_metrics
+from tasks.metrics import accuracy_error_metrics as classification_metrics
 
 OBJECTIVES = ("permutation", "left-to-right")
 KINDS = ("classification", "regression", "multiple_choice")
