@@ -34,5 +34,8 @@ LIBRISPEECH = Task(
     score="tasks.librispeech.score:score",
     keys=KEYS,
     example="tasks.librispeech.fixtures:example",
+    data="tasks.librispeech.data:LibriSpeechDataModule",
+    metric="tasks.librispeech.metric:LibriSpeechWER",
+    version=1,
     protocol=PROTOCOL,
 )

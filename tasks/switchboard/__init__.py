@@ -31,5 +31,8 @@ SWITCHBOARD = Task(
     keys=KEYS,
     options=("glm",),
     example="tasks.switchboard.fixtures:example",
+    data="tasks.switchboard.data:Hub5DataModule",
+    metric="tasks.switchboard.metric:Hub5WER",
+    version=1,
     protocol=PROTOCOL,
 )
