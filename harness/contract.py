@@ -13,6 +13,8 @@ Optional, each its own runtime-checkable Protocol, found by ``isinstance`` and t
   set by ``setup``; the run's provenance carries it;
 - :class:`CitesArtifacts` (data module or system): ``record_artifacts``, a mapping of name -> path or value that
   every record of the run cites (a tokenizer trained in the run, the scorer that computed the AP);
+- :class:`Evaluated` (system): ``test_metrics``, one metric per test loader in loader order (what
+  :func:`harness.evaluators.per_test_loader` makes), whose predictions the runner keeps;
 - :class:`Scored` (data module): ``scoring(dataloader_idx, folder) -> Scoring``, how a test loader's predictions
   are scored (harness.predictions);
 - :class:`WritesPredictions` (a test loader's metric): ``write_predictions(folder, scoring) -> {"predictions": ...}``.
@@ -20,7 +22,8 @@ Optional, each its own runtime-checkable Protocol, found by ``isinstance`` and t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Mapping, Sized
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -46,6 +49,11 @@ class CitesArtifacts(Protocol):
 
 
 @runtime_checkable
+class Evaluated(Protocol):
+    test_metrics: Sized  # one metric per test loader, in order (harness.evaluators.per_test_loader)
+
+
+@runtime_checkable
 class Scored(Protocol):
     def scoring(self, dataloader_idx: int, folder: Path) -> Any: ...  # harness.predictions.Scoring
 
@@ -55,13 +63,14 @@ class WritesPredictions(Protocol):
     def write_predictions(self, folder: Path, scoring: Any) -> Mapping[str, Path]: ...
 
 
-# What each capability's member is called, whether it is a method, and what to change when its shape is wrong.
-_SHAPES: dict[type, tuple[str, bool, str]] = {
-    Verifiable: ("verify", True, "make 'verify' a method 'def verify(self) -> None' that raises HarnessError"),
-    DataHashed: ("data_hash", False, "make 'data_hash' an attribute (or @property): a sha256 string set by setup()"),
-    CitesArtifacts: ("record_artifacts", False, "make 'record_artifacts' an attribute: a dict of name -> path"),
-    Scored: ("scoring", True, "make 'scoring' a method 'def scoring(self, dataloader_idx, folder) -> Scoring'"),
-    WritesPredictions: ("write_predictions", True, "make 'write_predictions' a method (folder, scoring) -> files"),
+# Each capability's member, what it must be (a method: None; a value: the types it may have), and what to change.
+_SHAPES: dict[type, tuple[str, tuple[type, ...] | None, str]] = {
+    Verifiable: ("verify", None, "make 'verify' a method 'def verify(self) -> None' that raises HarnessError"),
+    DataHashed: ("data_hash", (str, type(None)), "make 'data_hash' an attribute (or @property): a sha256 string"),
+    CitesArtifacts: ("record_artifacts", (Mapping,), "make 'record_artifacts' an attribute: a dict of name -> path"),
+    Evaluated: ("test_metrics", (Sized,), "make 'test_metrics' one metric per test loader (harness.evaluators)"),
+    Scored: ("scoring", None, "make 'scoring' a method 'def scoring(self, dataloader_idx, folder) -> Scoring'"),
+    WritesPredictions: ("write_predictions", None, "make 'write_predictions' a method (folder, scoring) -> files"),
 }
 
 P = TypeVar("P")
@@ -72,14 +81,12 @@ def capability(owner: Any, protocol: type[P]) -> P | None:
     (``data_hash`` written as a method, ``verify`` as a value) is a :class:`HarnessError` naming what to change."""
     if not isinstance(owner, protocol):
         return None
-    name, is_method, fix = _SHAPES[protocol]
+    name, types, fix = _SHAPES[protocol]
     member = getattr(owner, name)
-    if is_method != callable(member):
-        what = "a method" if callable(member) else f"a {type(member).__name__} value"
-        raise HarnessError(f"{type(owner).__name__}.{name} is {what}: {fix} (docs/plugins.md)")
-    if protocol is CitesArtifacts and not isinstance(member, Mapping):
-        raise HarnessError(f"{type(owner).__name__}.{name} is a {type(member).__name__}: {fix} (docs/plugins.md)")
-    return owner
+    if callable(member) if types is None else isinstance(member, types):
+        return owner
+    what = "a method" if inspect.ismethod(member) else f"a {type(member).__name__}"
+    raise HarnessError(f"{type(owner).__name__}.{name} is {what}: {fix} (docs/plugins.md)")
 
 
 def data_hash(datamodule: Any) -> str | None:

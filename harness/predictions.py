@@ -32,7 +32,7 @@ from typing import Any
 
 import pytorch_lightning as pl
 
-from harness.contract import Scored, WritesPredictions, capability
+from harness.contract import Evaluated, Scored, WritesPredictions, capability
 from harness.errors import HarnessError
 from harness.records import references_sha256, tree_digest
 
@@ -177,9 +177,10 @@ class PredictionsKeeper(pl.Callback):
         if trainer.world_size > 1:
             _note("predictions are kept by single-device runs only (metrics hold each device's share)")
             return
-        metrics = getattr(pl_module, "test_metrics", None)
+        evaluated = capability(pl_module, Evaluated)
+        metrics = evaluated.test_metrics if evaluated is not None else []
         for index, run_id in enumerate(self.run_ids):
-            metric = metrics[index] if metrics is not None and index < len(metrics) else None
+            metric = metrics[index] if index < len(metrics) else None
             reason = unwritable(metric, trainer.datamodule)
             if reason is not None:
                 _note(f"predictions of {run_id} not kept: {reason}")

@@ -74,8 +74,8 @@ def test_capabilities_are_found_by_protocol():
 @pytest.mark.parametrize(
     ("protocol", "message"),
     [
-        (DataHashed, "_OldData.data_hash is a method: make 'data_hash' an attribute (or @property)"),
-        (Verifiable, "_OldData.verify is a bool value: make 'verify' a method"),
+        (DataHashed, "_OldData.data_hash is a method: make 'data_hash' an attribute (or @property): a sha256 string"),
+        (Verifiable, "_OldData.verify is a bool: make 'verify' a method"),
         (CitesArtifacts, "_OldData.record_artifacts is a list: make 'record_artifacts' an attribute: a dict"),
     ],
 )
