@@ -71,10 +71,6 @@ class Composed(nn.ModuleDict):
     """Several evaluators of one test loader, by name (each updated by the system with what it measures); their
     results are merged, and a metric name two of them give is an error."""
 
-    def reset(self) -> None:
-        for metric in self.values():
-            metric.reset()
-
 
 class LoaderEvaluators(nn.ModuleList):
     """The test evaluators of a system, one per test loader, in loader order (see the module docstring).
@@ -105,15 +101,11 @@ class LoaderEvaluators(nn.ModuleList):
         return merged
 
     def log(self, system: pl.LightningModule) -> None:
-        """Log every loader's metrics as ``test/<name>[/dataloader_idx_<i>]``, then reset them."""
+        """Log every loader's metrics as ``test/<name>[/dataloader_idx_<i>]``. The metrics keep what they
+        accumulated (its predictions can still be written) until the next test's ``on_test_start`` makes fresh ones."""
         for index in range(len(self)):
             for name, value in self.results(index).items():
                 system.log(logged_key(name, index, len(self)), value, add_dataloader_idx=False)
-        self.reset()
-
-    def reset(self) -> None:
-        for evaluator in self:
-            evaluator.reset()
 
 
 def per_test_loader(
