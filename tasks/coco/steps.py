@@ -30,7 +30,7 @@ def to_image_pixels(
     return detections
 
 
-def coco_results(metric: nn.Module) -> dict[str, float]:
+def coco_results(metric: nn.Module, index: int = 0) -> dict[str, float]:
     """A :class:`~tasks.coco.metric.CocoDetectionMetric`'s AP under the harness's names (``ap``, ``ap50`` ...)."""
     values = metric.compute()
     return {name: float(values[key]) for key, name in METRIC_NAMES.items()}
