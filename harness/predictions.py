@@ -3,7 +3,7 @@
 After ``trainer.test`` every run record names, in its ``artifacts``, a predictions file (or folder) that
 ``harness score TASK --references R --predictions P`` scores to the record's metrics (see docs/plugins.md).
 
-Two hooks make that work, both plain duck typing (no base classes):
+Two hooks make that work, both optional capabilities of :mod:`harness.contract` (Protocols, no base classes):
 
 - the data module's ``scoring(dataloader_idx, folder) -> Scoring``: which task scores that test loader, its
   references (a file or folder under the data root, or one the data module writes into ``folder`` when the data
@@ -32,6 +32,7 @@ from typing import Any
 
 import pytorch_lightning as pl
 
+from harness.contract import Evaluated, Scored, WritesPredictions, capability
 from harness.errors import HarnessError
 from harness.records import references_sha256, tree_digest
 
@@ -148,9 +149,9 @@ def unwritable(metric: Any, datamodule: Any) -> str | None:
     """Why a test loader's predictions cannot be written, or ``None`` when they can."""
     if metric is None:
         return "the system has no test_metrics entry for this loader"
-    if not hasattr(metric, "write_predictions"):
+    if capability(metric, WritesPredictions) is None:
         return f"its test metric ({type(metric).__name__}) has no write_predictions"
-    if not hasattr(datamodule, "scoring"):
+    if capability(datamodule, Scored) is None:
         return f"its data module ({type(datamodule).__name__}) has no scoring(dataloader_idx, folder)"
     return None
 
@@ -176,9 +177,10 @@ class PredictionsKeeper(pl.Callback):
         if trainer.world_size > 1:
             _note("predictions are kept by single-device runs only (metrics hold each device's share)")
             return
-        metrics = getattr(pl_module, "test_metrics", None)
+        evaluated = capability(pl_module, Evaluated)
+        metrics = evaluated.test_metrics if evaluated is not None else []
         for index, run_id in enumerate(self.run_ids):
-            metric = metrics[index] if metrics is not None and index < len(metrics) else None
+            metric = metrics[index] if index < len(metrics) else None
             reason = unwritable(metric, trainer.datamodule)
             if reason is not None:
                 _note(f"predictions of {run_id} not kept: {reason}")

@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from harness.contract import Verifiable, capability
 from harness.errors import HarnessError
 from harness.registry import load_object
 
@@ -31,8 +32,9 @@ def make_datamodule(resolved: dict[str, Any]) -> Any:
         remove_stale_partials(Path(data_root))
         load_object(resolved["prepare"]["function"])(root=Path(data_root), **(resolved["prepare"].get("args") or {}))
     datamodule = instantiate(resolved["data"])
-    if hasattr(datamodule, "verify"):
-        _verify_data(datamodule, "prepare" in resolved)
+    verifiable = capability(datamodule, Verifiable)
+    if verifiable is not None:
+        _verify_data(verifiable, "prepare" in resolved)
     return datamodule
 
 
@@ -55,7 +57,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _verify_data(datamodule: Any, prepared: bool) -> None:
+def _verify_data(datamodule: Verifiable, prepared: bool) -> None:
     """A tier that reads the user's copy of a dataset (nothing ``prepare``s it) says how to point the run at it."""
     try:
         datamodule.verify()

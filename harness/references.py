@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.contract import Scored, capability, data_hash
 from harness.errors import HarnessError
 from harness.preparation import make_datamodule
 from harness.records import code_version, make_run_id, new_record, now, record_path, run_provenance, write_record
@@ -134,7 +135,8 @@ def unigram_scores(data: Any, resolved: dict[str, Any], folder: Path) -> list[di
         raise HarnessError(f"{train}: no training split in the WikiText-103 layout: the unigram reference needs one")
     found = []
     for index, _ in enumerate(resolved["evaluate"]):
-        references = data.scoring(index, folder).references if hasattr(data, "scoring") else root / "wiki.test.tokens"
+        scored = capability(data, Scored)
+        references = scored.scoring(index, folder).references if scored else root / "wiki.test.tokens"
         tokens, log_probs = unigram_log_probs(train, Path(references))
         predictions = write_log_probs(folder / f"unigram-{index}.txt", tokens, log_probs)
         metrics = score_perplexity(Path(references), predictions)
@@ -179,7 +181,7 @@ def run_reference(repro: Any, resolved: dict[str, Any], kind: str, runs_dir: Pat
     key = {"reference": kind, "data": resolved["data"], "tier": resolved["tier"], "model": model,
            "seed": resolved["seed"], "evaluate": resolved["evaluate"]}  # fmt: skip
     key["data"] = {**key["data"], "init_args": {k: v for k, v in key["data"]["init_args"].items() if k != "data_root"}}
-    provenance = run_provenance(key, getattr(data, "data_hash", None), code_version(repro.id))
+    provenance = run_provenance(key, data_hash(data), code_version(repro.id))
     written = []
     for entry, scored in zip(resolved["evaluate"], metrics, strict=True):
         run_id = make_run_id(repro.id, model, resolved["tier"], entry["dataset"], entry["split"], key, key["seed"])

@@ -255,8 +255,14 @@ class Reproduction:
 
 @dataclass(frozen=True)
 class Task:
-    """An evaluation task: its official-format scorer and the keys the scorer returns.
+    """An evaluation task: its data module, its test metric, its official-format scorer and the keys it returns.
 
+    ``data`` names the ``LightningDataModule`` that reads the task's data in its real on-disk format
+    (``"tasks.imagenet.data:ImageNetDataModule"``), what a tier config's ``data.class_path`` names for it.
+    ``metric`` names the callable (a torchmetrics class or factory) making the metric a system accumulates over one
+    test loader of the task, the evaluator :mod:`harness.evaluators` builds per loader; it agrees with the scorer
+    and writes the predictions the scorer reads (harness.predictions). ``version`` is the task's version, raised
+    whenever the same predictions would score differently (a scorer or protocol fix), as lm-eval's task versions.
     ``score`` names a callable ``(references: Path, predictions: Path, **options) -> dict[str, float]``;
     ``options`` are the extra ``harness score`` flags it accepts (e.g. ``("na_probs",)``), each a path.
     ``example`` names a callable ``(root: Path, task_id: str) -> dict[str, Path]`` that writes a tiny
@@ -273,6 +279,9 @@ class Task:
     options: tuple[str, ...] = ()
     example: str | None = None
     protocol: Protocol | None = None
+    data: str | None = field(default=None, kw_only=True)
+    metric: str | None = field(default=None, kw_only=True)
+    version: int | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         if self.protocol is not None and not isinstance(self.protocol, Protocol):
@@ -280,9 +289,26 @@ class Task:
                 f"task {self.id!r}: 'protocol' is a harness.protocols.Protocol(id, description), which registers it, "
                 f"not {self.protocol!r}"
             )
+        missing = [name for name in ("data", "metric", "version") if getattr(self, name) is None]
+        if missing:
+            raise HarnessError(
+                f"task {self.id!r}: give {', '.join(repr(name) for name in missing)}: data='package.module:DataModule' "
+                "(its LightningDataModule), metric='package.module:Metric' (its test metric), version=1 (raised when "
+                "scores change); docs/plugins.md, 'A task'"
+            )
+        if not isinstance(self.version, int) or self.version < 1:
+            raise HarnessError(f"task {self.id!r}: version {self.version!r} must be a positive integer")
 
     def scorer(self) -> Callable[..., dict[str, float]]:
         return load_object(self.score)
+
+    def data_module(self) -> type:
+        """The data module class (imports the data code on first use)."""
+        return load_object(self.data)
+
+    def test_metric(self) -> Callable[..., Any]:
+        """What makes one test loader's metric (imports the metric code on first use)."""
+        return load_object(self.metric)
 
 
 def _source(ep: EntryPoint) -> str:

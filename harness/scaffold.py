@@ -110,8 +110,8 @@ SYSTEM = '''\
 """$title: the LightningModule the tiers train and test (``configs/<tier>.yaml`` names it).
 
 The runner passes ``model`` (the harness model id) and the config's ``init_args``; each test loader's metrics are
-logged as ``test/<metric>`` (``top1``, ``top5``, ``error``, percentages) and kept in ``test_metrics``, whose
-predictions the harness keeps with the run record in the task's official format.
+logged as ``test/<metric>`` (``top1``, ``top5``, ``error``, percentages) by ``test_metrics``, one evaluator per test
+loader (harness.evaluators), whose predictions the harness keeps with the run record in the task's official format.
 """
 
 import pytorch_lightning as pl
@@ -119,6 +119,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from harness.evaluators import per_test_loader
 from $package import REPRODUCTION
 from tasks.imagenet.metric import accuracy_metrics
 
@@ -145,15 +146,14 @@ class PaperSystem(pl.LightningModule):
         return loss
 
     def on_test_start(self) -> None:
-        loaders = len(self.trainer.num_test_batches)
-        collections = (accuracy_metrics(self.hparams.num_classes, prefix="test/") for _ in range(loaders))
-        self.test_metrics = nn.ModuleList(collections).to(self.device)
+        self.test_metrics = per_test_loader(self, lambda _: accuracy_metrics(self.hparams.num_classes))
 
     def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
         images, labels = batch
-        metrics = self.test_metrics[dataloader_idx]
-        metrics.update(self(images), labels)
-        self.log_dict(metrics)  # Lightning adds /dataloader_idx_<i> when there are several test loaders
+        self.test_metrics[dataloader_idx].update(self(images), labels)
+
+    def on_test_epoch_end(self) -> None:
+        self.test_metrics.log(self)  # test/top1 ... (/dataloader_idx_<i> with several test loaders)
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         hp = self.hparams

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.checkpoints import checkpoint_path, load_into, load_state, save_state
+from harness.contract import cited_artifacts, data_hash, loader_metrics
 from harness.distributed import unpadded_test_loaders
 from harness.errors import HarnessError
 from harness.preparation import instantiate, make_datamodule
@@ -109,18 +110,6 @@ def plan(repro: Reproduction, resolved: dict[str, Any], key: dict[str, Any] | No
     return evaluations
 
 
-def _test_metrics(results: list[dict[str, float]], index: int) -> dict[str, float]:
-    """Metrics logged as ``test/<name>`` (Lightning adds ``/dataloader_idx_<i>`` with several test loaders; what a
-    system logs at the epoch's end, named for another loader, Lightning also puts in this loader's results)."""
-    suffix = f"/dataloader_idx_{index}"
-    metrics = {}
-    for name, value in results[index].items():
-        name = name.removesuffix(suffix)
-        if name.startswith("test/") and "/dataloader_idx_" not in name:
-            metrics[name.removeprefix("test/")] = float(value)
-    return metrics
-
-
 def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path = RUNS_DIR) -> list[Path]:
     """Prepare data, fit (unless ``fit: false``) and test; write one record per ``evaluate`` entry. A resolved
     ``init_from`` (harness.chains) loads the parent's weights before the fit; ``save_checkpoint`` stores them after.
@@ -162,20 +151,20 @@ def run_training(repro: Reproduction, resolved: dict[str, Any], runs_dir: Path =
     results = trainer.test(system, datamodule=data, verbose=False)
     if not trainer.is_global_zero:  # another process of a multi-process run: rank 0 writes the records
         return []
-    artifacts = {**cited, **_owned_artifacts(data, system), **artifacts, **log_artifacts(loggers)}
+    artifacts = {**cited, **cited_artifacts(data, system), **artifacts, **log_artifacts(loggers)}
     finished = now()
     if len(results) != len(evaluations):
         raise HarnessError(f"the test produced {len(results)} result set(s) but 'evaluate' lists {len(evaluations)}")
-    provenance = run_provenance(key, getattr(data, "data_hash", None), code_version(repro.id))
+    provenance = run_provenance(key, data_hash(data), code_version(repro.id))
     parents = [spec["run"] for spec in parent_specs(resolved.get("init_from"))]
     written = []
     for index, evaluation in enumerate(evaluations):
         record = new_record(
             run_id=evaluation.run_id, paper=repro.id, model=resolved["model"], tier=resolved["tier"],
             dataset=evaluation.dataset, split=evaluation.split, seed=resolved["seed"],
-            metrics=_test_metrics(results, index), started_at=started, finished_at=finished, provenance=provenance,
-            protocol=resolved.get("protocol"), config=resolved, artifacts={**artifacts, **keeper.artifacts(index)},
-            parents=parents,
+            metrics=loader_metrics(results[index], index), started_at=started, finished_at=finished,
+            provenance=provenance, protocol=resolved.get("protocol"), config=resolved,
+            artifacts={**artifacts, **keeper.artifacts(index)}, parents=parents,
         )  # fmt: skip
         written.append(write_record(record, runs_dir))
     shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)  # recorded: nothing left to resume (logs stay)
@@ -198,14 +187,6 @@ def _tokenizer_artifacts(resolved: dict[str, Any]) -> dict[str, str]:
                 raise HarnessError(f"{path}: tokenizer sha256 does not match its name: actual {sha256} (file changed)")
             return {"tokenizer": path, "tokenizer_sha256": sha256}
     return {}
-
-
-def _owned_artifacts(*owners: Any) -> dict[str, str]:
-    """What the data module or system asks its records to cite (``record_artifacts``; e.g. a tokenizer trained in
-    the run, ``tasks.tokenizers.register``)."""
-    return {
-        name: str(value) for owner in owners for name, value in (getattr(owner, "record_artifacts", None) or {}).items()
-    }
 
 
 def _load_parents(system: Any, init_from: dict[str, Any] | list[dict[str, Any]], runs_dir: Path) -> None:

@@ -36,6 +36,27 @@ def test_task_example_scores_to_its_keys(task_id: str, tmp_path: Path) -> None:
     assert all(isinstance(v, int | float) and math.isfinite(v) for v in result.values())
 
 
+@pytest.mark.parametrize("task_id", TASKS)
+def test_task_names_its_data_module_metric_and_version(task_id: str) -> None:
+    """Every task's ``data`` is a LightningDataModule and its ``metric`` makes a torchmetrics metric (a Metric class
+    or a factory of one), both importable; its version is a positive integer."""
+    import inspect
+
+    import pytorch_lightning as pl
+    from torchmetrics import Metric
+
+    task = registry.task(task_id)
+    assert issubclass(task.data_module(), pl.LightningDataModule)
+    metric = task.test_metric()
+    assert issubclass(metric, Metric) if inspect.isclass(metric) else inspect.isfunction(metric)
+    assert isinstance(task.version, int) and task.version >= 1
+
+
+def test_a_task_of_the_old_shape_is_told_what_to_add() -> None:
+    with pytest.raises(registry.HarnessError, match="task 'old': give 'data', 'metric', 'version': data='package"):
+        registry.Task(id="old", title="Old", score="old.score:score", keys=("accuracy",))
+
+
 def _float_tensors(output: Any) -> list[Any]:
     """The floating-point tensors in a model's output: a tensor, or tuples, lists and dicts of them."""
     import torch

@@ -24,10 +24,10 @@ import torch.nn.functional as F
 from torch import nn
 from torchmetrics import Metric
 
+from harness.evaluators import per_test_loader
 from reproductions.elmo.classifier import budget_classifier
 from reproductions.elmo.model import budget_bilm, char_mask
-from reproductions.elmo.system import make_test_metrics
-from tasks.imagenet.metric import accuracy_error_metrics
+from tasks.metrics import accuracy_error_metrics
 
 
 class BiLMPerplexity(Metric):
@@ -104,13 +104,14 @@ class BudgetClassifierSystem(pl.LightningModule):
         return loss
 
     def on_test_start(self) -> None:
-        make_test_metrics(self, lambda: accuracy_error_metrics(self.hparams.num_classes))
+        self.test_metrics = per_test_loader(self, lambda _: accuracy_error_metrics(self.hparams.num_classes))
 
     def test_step(self, batch, batch_idx: int, dataloader_idx: int = 0) -> None:  # noqa: ANN001
         (chars, words), labels = batch
-        metrics = self.test_metrics[dataloader_idx]
-        metrics.update(self(chars, words), labels)
-        self.log_dict(metrics)
+        self.test_metrics[dataloader_idx].update(self(chars, words), labels)
+
+    def on_test_epoch_end(self) -> None:
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return torch.optim.Adam([p for p in self.parameters() if p.requires_grad], lr=self.hparams.lr)

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from harness.evaluators import floats, per_test_loader
 from reproductions.elmo import bcn, esim
 from reproductions.elmo.convert import load_released
 from reproductions.elmo.layers import TokenInput, word_ids
@@ -58,22 +59,6 @@ def use_bilm(token_input: TokenInput, options: str | None, weights: str | None, 
         mix.l2 = l2
 
 
-def make_test_metrics(module: pl.LightningModule, metric: Callable[[], nn.Module]) -> None:
-    """One test metric per test loader, as ``module.test_metrics`` (the runner keeps each one's predictions)."""
-    loaders = module.trainer.test_dataloaders
-    count = len(loaders) if isinstance(loaders, list | tuple) else 1
-    module.test_metrics = nn.ModuleList(metric() for _ in range(count)).to(module.device)
-
-
-def log_test_metrics(module: pl.LightningModule) -> None:
-    """``test/<key>`` of each test metric (``/dataloader_idx_<i>`` with several loaders), then reset."""
-    for index, metric in enumerate(module.test_metrics):
-        suffix = f"/dataloader_idx_{index}" if len(module.test_metrics) > 1 else ""
-        for key, value in metric.compute().items():
-            module.log(f"test/{key}{suffix}", float(value), add_dataloader_idx=False)
-        metric.reset()
-
-
 class TaggerSystem(pl.LightningModule):
     def __init__(
         self,
@@ -108,7 +93,7 @@ class TaggerSystem(pl.LightningModule):
         return loss
 
     def on_test_start(self) -> None:
-        make_test_metrics(self, ConllNerMetric)
+        self.test_metrics = per_test_loader(self, lambda _: ConllNerMetric(), floats)
 
     def test_step(self, batch: list, batch_idx: int, dataloader_idx: int = 0) -> None:
         scores, mask = self._scores(batch)
@@ -116,7 +101,7 @@ class TaggerSystem(pl.LightningModule):
         self.test_metrics[dataloader_idx].update([[LABELS[i] for i in p] for p in paths], [s.tags for s in batch])
 
     def on_test_epoch_end(self) -> None:
-        log_test_metrics(self)
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return torch.optim.Adam([p for p in self.parameters() if p.requires_grad], lr=self.hparams.lr)
@@ -161,14 +146,14 @@ class ClassifierSystem(pl.LightningModule):
         return loss
 
     def on_test_start(self) -> None:
-        make_test_metrics(self, AnswerAccuracy)
+        self.test_metrics = per_test_loader(self, lambda _: AnswerAccuracy(), floats)
 
     def test_step(self, batch: tuple[dict, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
         fields, labels = batch
         self.test_metrics[dataloader_idx].update(self(*self.inputs(fields)), labels)
 
     def on_test_epoch_end(self) -> None:
-        log_test_metrics(self)
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return torch.optim.Adam([p for p in self.parameters() if p.requires_grad], lr=self.hparams.lr)

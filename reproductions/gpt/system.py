@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness.errors import HarnessError
+from harness.evaluators import counted, per_test_loader
 from nets.schedules import warmup_cosine, warmup_linear
 from nets.weights import read_state
 from reproductions.gpt.finetune import REGRESSION, predictions, task_input, test_metric
@@ -33,7 +34,7 @@ from reproductions.gpt.model import GPT, language_model, lm_loss, task_model
 from reproductions.gpt.optim import OpenAIAdam
 from reproductions.gpt.variants import VARIANTS
 from tasks.debian_corpora.metric import TokenPerplexity
-from tasks.imagenet.metric import accuracy_error_metrics as classification_metrics
+from tasks.metrics import accuracy_error_metrics as classification_metrics
 
 NEW = ("special.", "classifier.")  # what fine-tuning adds to the LM (Section 3.2)
 
@@ -84,8 +85,7 @@ class GPTPretrainSystem(pl.LightningModule):
         return loss
 
     def on_test_start(self) -> None:
-        loaders = len(self.trainer.num_test_batches)
-        self.test_metrics = nn.ModuleList(TokenPerplexity() for _ in range(loaders)).to(self.device)
+        self.test_metrics = per_test_loader(self, lambda _: TokenPerplexity(), counted)
         self._partial, self._words = torch.zeros((), dtype=torch.float64), 0
 
     def test_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int, dataloader_idx: int = 0) -> None:
@@ -98,10 +98,7 @@ class GPTPretrainSystem(pl.LightningModule):
         self.test_metrics[dataloader_idx].update(words, targets=ids)
 
     def on_test_epoch_end(self) -> None:
-        for index, metric in enumerate(self.test_metrics):
-            suffix = "" if len(self.test_metrics) == 1 else f"/dataloader_idx_{index}"
-            for key, value in metric.counts().items():
-                self.log(f"test/{key}{suffix}", value, add_dataloader_idx=False)
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> dict:
         warmup = self.hparams.warmup_steps
@@ -192,31 +189,23 @@ class GPTFineTuneSystem(pl.LightningModule):
         return tasks
 
     def on_test_start(self) -> None:
-        loaders = len(self.trainer.num_test_batches)
         if self.hparams.task is not None:
-            self.tested = self._test_tasks(loaders)
-            self.test_metrics = nn.ModuleList(test_metric(task) for task in self.tested).to(self.device)
+            self.tested = self._test_tasks(len(self.trainer.num_test_batches))
+            self.test_metrics = per_test_loader(self, lambda index: test_metric(self.tested[index]))
             return
         classes = 1 if self.hparams.kind == "multiple_choice" else self.hparams.classes
-        self.test_metrics = nn.ModuleList(classification_metrics(classes) for _ in range(loaders)).to(self.device)
+        self.test_metrics = per_test_loader(self, lambda _: classification_metrics(classes))
 
     def test_step(self, batch, batch_idx: int, dataloader_idx: int = 0) -> None:  # noqa: ANN001
         (ids, mask), labels = batch
         metrics = self.test_metrics[dataloader_idx]
-        if self.hparams.task is not None:  # computed and logged once, at the epoch's end
+        if self.hparams.task is not None:
             metrics.update(predictions(self.model(ids, mask), self.tested[dataloader_idx]), labels)
             return
         metrics.update(self.model(ids, mask), labels)
-        self.log_dict(metrics)
 
     def on_test_epoch_end(self) -> None:
-        if self.hparams.task is None:
-            return
-        for index, metric in enumerate(self.test_metrics):
-            suffix = "" if len(self.test_metrics) == 1 else f"/dataloader_idx_{index}"
-            for key, value in metric.compute().items():
-                self.log(f"test/{key}{suffix}", value, add_dataloader_idx=False)
-            metric.reset()
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> dict:
         warmup = self.hparams.warmup

@@ -51,6 +51,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from harness.errors import HarnessError
+from harness.evaluators import per_test_loader
 from harness.predictions import Scoring
 from nets.schedules import warmup_cosine
 from tasks.debian_corpora.tokenize import tokenize
@@ -373,7 +374,7 @@ class GPTZeroShotSystem(pl.LightningModule):
 
     def on_test_start(self) -> None:
         self.tested = list(self.trainer.datamodule.test_tasks)
-        self.test_metrics = nn.ModuleList(_metric(task) for task in self.tested).to(self.device)
+        self.test_metrics = per_test_loader(self, lambda index: _metric(self.tested[index]), self.results)
         self.threshold = self._threshold() if "glue-cola" in self.tested else math.nan
 
     @torch.no_grad()
@@ -394,13 +395,14 @@ class GPTZeroShotSystem(pl.LightningModule):
             predictions = scores.argmax(-1) if task == "glue-sst2" else scores
         self.test_metrics[dataloader_idx].update(predictions, labels)
 
+    def results(self, metric: nn.Module, index: int) -> dict[str, float]:
+        """Test loader ``index``'s task metric, its relative performance (Figure 2) and, for CoLA, the threshold."""
+        task = self.tested[index]
+        values = {key.split("/")[-1]: float(value) for key, value in metric.compute().items()}
+        values["relative_performance"] = relative_performance(task, values[METRIC[task]])
+        if task == "glue-cola":
+            values["threshold"] = self.threshold
+        return values
+
     def on_test_epoch_end(self) -> None:
-        for index, (task, metric) in enumerate(zip(self.tested, self.test_metrics, strict=True)):
-            suffix = "" if len(self.tested) == 1 else f"/dataloader_idx_{index}"
-            values = {key.split("/")[-1]: float(value) for key, value in metric.compute().items()}
-            values["relative_performance"] = relative_performance(task, values[METRIC[task]])
-            if task == "glue-cola":
-                values["threshold"] = self.threshold
-            for key, value in values.items():
-                self.log(f"test/{key}{suffix}", value, add_dataloader_idx=False)
-            metric.reset()
+        self.test_metrics.log(self)

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness.errors import HarnessError
+from harness.evaluators import floats, per_test_loader
 from harness.registry import model_variant
 from nets.layers import set_bn
 from nets.systems.steps import global_batch, to_image_pixels
@@ -429,9 +430,8 @@ class LRASPPSystem(pl.LightningModule):
     def on_test_start(self) -> None:
         from tasks.cityscapes.metric import CityscapesIoU
 
-        loaders = len(self.trainer.num_test_batches)
-        self.test_metrics = nn.ModuleList(CityscapesIoU(IGNORE_LABEL) for _ in range(loaders)).to(self.device)
-        self._written = [0] * loaders
+        self.test_metrics = per_test_loader(self, lambda _: CityscapesIoU(IGNORE_LABEL), floats)
+        self._written = [0] * len(self.test_metrics)
         if self.hparams.predictions_dir and self.trainer.world_size > 1:
             raise HarnessError("predictions_dir: prediction PNGs are written by one device only (devices: 1)")
 
@@ -454,11 +454,7 @@ class LRASPPSystem(pl.LightningModule):
             self._written[dataloader_idx] += 1
 
     def on_test_epoch_end(self) -> None:
-        for index, metric in enumerate(self.test_metrics):
-            suffix = f"/dataloader_idx_{index}" if len(self.test_metrics) > 1 else ""
-            for key, value in metric.compute().items():
-                self.log(f"test/{key}{suffix}", float(value), add_dataloader_idx=False)
-            metric.reset()
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams

@@ -32,12 +32,13 @@ from typing import Any
 
 import pytorch_lightning as pl
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 from torch.nn import functional as F
 from torch.nn.utils.rnn import pad_sequence
 from torch.utils.data import DataLoader
 
 from harness.errors import HarnessError
+from harness.evaluators import counted, per_test_loader
 from harness.predictions import Scoring
 from reproductions.specaugment.model import lstm_lm
 from reproductions.specaugment.vocab import (
@@ -213,7 +214,7 @@ class FusionLMSystem(pl.LightningModule):
         return loss
 
     def on_test_start(self) -> None:
-        self.test_metrics = nn.ModuleList([TokenPerplexity()]).to(self.device)
+        self.test_metrics = per_test_loader(self, lambda _: TokenPerplexity(), counted)
         self._words = 0
 
     def test_step(self, batch: tuple[Tensor, Tensor, Tensor], batch_idx: int) -> None:
@@ -227,8 +228,7 @@ class FusionLMSystem(pl.LightningModule):
         self._words += count
 
     def on_test_epoch_end(self) -> None:
-        for key, value in self.test_metrics[0].counts().items():
-            self.log(f"test/{key}", value)
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> Any:
         return torch.optim.Adam(self.lm.parameters(), lr=self.hparams.lr)

@@ -38,6 +38,7 @@ from torch.nn import functional as F
 from torch.nn.utils.rnn import pad_sequence
 
 from harness.errors import HarnessError
+from harness.evaluators import counted, per_test_loader
 from nets.beam_search import BeamConfig
 from reproductions.specaugment.augment import POLICIES, generator_for, spec_augment
 from reproductions.specaugment.features import paper_features
@@ -217,8 +218,7 @@ class SpecAugmentLAS(pl.LightningModule):
 
     def on_test_start(self) -> None:
         self.check_lm()
-        metrics = (wer_metric(self.trainer.datamodule) for _ in self.trainer.num_test_batches)
-        self.test_metrics = nn.ModuleList(metrics).to(self.device)
+        self.test_metrics = per_test_loader(self, lambda _: wer_metric(self.trainer.datamodule), counted)
 
     def test_step(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None:
         features, lengths = self.features(batch, augment=False)
@@ -231,10 +231,7 @@ class SpecAugmentLAS(pl.LightningModule):
         self.test_metrics[dataloader_idx].update(hypotheses, batch.transcripts, batch.ids)
 
     def on_test_epoch_end(self) -> None:
-        for index, metric in enumerate(self.test_metrics):
-            suffix = f"/dataloader_idx_{index}" if len(self.test_metrics) > 1 else ""
-            for key, value in metric.counts().items():
-                self.log(f"test/{key}{suffix}", float(value), add_dataloader_idx=False)
+        self.test_metrics.log(self)  # wer and the counts it comes from
 
     def configure_optimizers(self) -> dict:
         optimiser = torch.optim.Adam(self.model.parameters(), lr=self.hparams.peak_lr)  # not the frozen LM

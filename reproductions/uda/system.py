@@ -41,6 +41,7 @@ from torch import nn
 from torchmetrics.classification import MulticlassAccuracy
 
 from harness.errors import HarnessError
+from harness.evaluators import per_test_loader
 from nets.bert import BertEncoder
 from nets.optim import tf_ema_avg_fn
 from nets.systems.steps import l2_param_groups
@@ -53,7 +54,7 @@ from reproductions.uda.model import (
     tsa_threshold,
     uda_objective,
 )
-from tasks.imagenet.metric import ClassificationMetrics, GuessKeepingAccuracy, accuracy_metrics
+from tasks.metrics import ClassificationMetrics, GuessKeepingAccuracy, accuracy_metrics
 
 SCHEDULES = ("cosine-7/16", "linear", "bert-linear", "step", "constant")
 OPTIMIZERS = ("sgd", "adamw", "bert-adamw")
@@ -161,11 +162,10 @@ class UDASystem(pl.LightningModule):
         self.log_dict(self.val_metrics, prog_bar=True)
 
     def on_test_start(self) -> None:
-        """One metric collection per test dataloader (they keep the run's predictions)."""
-        loaders = len(self.trainer.num_test_batches)
-        self.test_metrics = nn.ModuleList(self.metrics("test/") for _ in range(loaders)).to(self.device)
+        """One metric collection per test dataloader (they keep the run's predictions; harness.evaluators)."""
+        self.test_metrics = per_test_loader(self, lambda _: self.metrics())
 
-    def metrics(self, prefix: str) -> ClassificationMetrics:
+    def metrics(self, prefix: str = "") -> ClassificationMetrics:
         """``top1``, ``top5``, ``error`` for images; ``top1`` and ``error`` for text (the text scorers' keys)."""
         if not self.text:
             return accuracy_metrics(self.hparams.num_classes, prefix)
@@ -176,9 +176,10 @@ class UDASystem(pl.LightningModule):
 
     def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
         inputs, labels = batch
-        metrics = self.test_metrics[dataloader_idx]
-        metrics.update(self(inputs), labels)
-        self.log_dict(metrics)
+        self.test_metrics[dataloader_idx].update(self(inputs), labels)
+
+    def on_test_epoch_end(self) -> None:
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams

@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness.errors import HarnessError
+from harness.evaluators import named, per_test_loader
 from harness.predictions import Scoring, check_count
 from nets.finetune import (
     chain_thaw,
@@ -45,8 +46,8 @@ from nets.weights import read_state
 from reproductions.ulmfit.model import LanguageModel, TextClassifier, detach_state, reverse_documents
 from reproductions.ulmfit.variants import MODELS, build
 from tasks.debian_corpora.metric import TokenPerplexity
-from tasks.imagenet.metric import accuracy_error_metrics as classification_metrics
 from tasks.language_modeling.score import write_log_probs
+from tasks.metrics import accuracy_error_metrics as classification_metrics
 
 BETAS = (0.7, 0.99)
 
@@ -222,13 +223,14 @@ class LanguageModelSystem(pl.LightningModule):
 
     def on_test_start(self) -> None:
         self.state = None
-        self.test_metrics = nn.ModuleList(StreamPerplexity() for _ in self.trainer.num_test_batches).to(self.device)
+        self.test_metrics = per_test_loader(self, lambda _: StreamPerplexity(), named("perplexity"))
 
     def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
         inputs, targets = batch
-        metric = self.test_metrics[dataloader_idx]
-        metric.update(self._log_probs(inputs, targets), targets)
-        self.log("test/perplexity", metric)
+        self.test_metrics[dataloader_idx].update(self._log_probs(inputs, targets), targets)
+
+    def on_test_epoch_end(self) -> None:
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams
@@ -294,16 +296,14 @@ class ClassifierSystem(pl.LightningModule):
         self.log_dict(self.val_metrics, prog_bar=True)
 
     def on_test_start(self) -> None:
-        loaders = len(self.trainer.num_test_batches)
-        classes = self.hparams.num_classes
-        self.test_metrics = nn.ModuleList(classification_metrics(classes) for _ in range(loaders))
-        self.test_metrics = self.test_metrics.to(self.device)
+        self.test_metrics = per_test_loader(self, lambda _: classification_metrics(self.hparams.num_classes))
 
     def test_step(self, batch: tuple, batch_idx: int, dataloader_idx: int = 0) -> None:
         (ids, lengths), labels = batch
-        metrics = self.test_metrics[dataloader_idx]
-        metrics.update(self(ids, lengths), labels)
-        self.log_dict(metrics)
+        self.test_metrics[dataloader_idx].update(self(ids, lengths), labels)
+
+    def on_test_epoch_end(self) -> None:
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> dict:
         hp, recipe = self.hparams, self.recipe
@@ -347,15 +347,14 @@ class EnsembleSystem(pl.LightningModule):
         return (self.fwd(input_ids, lengths).softmax(-1) + self.bwd(backward, lengths).softmax(-1)) / 2
 
     def on_test_start(self) -> None:
-        loaders = len(self.trainer.num_test_batches)
-        self.test_metrics = nn.ModuleList(classification_metrics(self.hparams.num_classes) for _ in range(loaders))
-        self.test_metrics = self.test_metrics.to(self.device)
+        self.test_metrics = per_test_loader(self, lambda _: classification_metrics(self.hparams.num_classes))
 
     def test_step(self, batch: tuple, batch_idx: int, dataloader_idx: int = 0) -> None:
         (ids, lengths), labels = batch
-        metrics = self.test_metrics[dataloader_idx]
-        metrics.update(self(ids, lengths), labels)
-        self.log_dict(metrics)
+        self.test_metrics[dataloader_idx].update(self(ids, lengths), labels)
+
+    def on_test_epoch_end(self) -> None:
+        self.test_metrics.log(self)
 
 
 def lm_ids() -> list[str]:

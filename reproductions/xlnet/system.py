@@ -35,11 +35,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from harness.errors import HarnessError
+from harness.evaluators import counted, per_test_loader
 from reproductions.xlnet.heads import SequenceHead, SpanHead
 from reproductions.xlnet.model import SIZES, XLNetLM, language_model
 from reproductions.xlnet.weights import load_backbone
 from tasks.debian_corpora.metric import TokenPerplexity
-from tasks.imagenet.metric import accuracy_error_metrics as classification_metrics
+from tasks.metrics import accuracy_error_metrics as classification_metrics
 
 OBJECTIVES = ("permutation", "left-to-right")
 KINDS = ("classification", "regression", "multiple_choice")
@@ -200,7 +201,7 @@ class XLNetPretrainSystem(pl.LightningModule):
         return loss
 
     def on_test_start(self) -> None:
-        self.test_metrics = nn.ModuleList([TokenPerplexity()]).to(self.device)
+        self.test_metrics = per_test_loader(self, lambda _: TokenPerplexity(), counted)
         self._partial, self._words = torch.zeros((), dtype=torch.float64), 0
 
     def piece_log_probs(self, inputs: torch.Tensor) -> torch.Tensor:
@@ -224,28 +225,27 @@ class XLNetPretrainSystem(pl.LightningModule):
         self.test_metrics[dataloader_idx].update(words, targets=ids)
 
     def on_test_epoch_end(self) -> None:
-        for key, value in self.test_metrics[0].counts().items():
-            self.log(f"test/{key}", value)
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams
         return adam_linear(self, hp.lr, hp.warmup, hp.weight_decay, self.trainer)
 
 
-def task_metrics(task: str, classes: int, loaders: int = 1) -> list[nn.Module]:
-    """The test metrics of each test loader of ``task``, each keeping its predictions in the task's format: GLUE's
+def task_metric(task: str, classes: int, index: int = 0) -> nn.Module:
+    """The test metric of test loader ``index`` of ``task``, keeping its predictions in the task's format: GLUE's
     (``glue-mnli``: matched, then mismatched), RACE's answer accuracy (one per loader: ``race-m``, ``race-h``,
     ``race``), or accuracy / error."""
     if task.startswith("glue-"):
         from tasks.glue.data import dev_tasks
         from tasks.glue.metric import glue_metrics
 
-        return [glue_metrics(dev) for dev in dev_tasks(task)]
+        return glue_metrics(dev_tasks(task)[index])
     if task.startswith("race"):
         from tasks.text_data import AnswerAccuracy
 
-        return [AnswerAccuracy() for _ in range(loaders)]
-    return [classification_metrics(classes)]
+        return AnswerAccuracy()
+    return classification_metrics(classes)
 
 
 def unpack(batch: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -322,8 +322,7 @@ class XLNetTaskSystem(pl.LightningModule):
         return loss
 
     def on_test_start(self) -> None:
-        metrics = task_metrics(self.hparams.task, self.hparams.classes, len(self.trainer.num_test_batches))
-        self.test_metrics = nn.ModuleList(metrics).to(self.device)
+        self.test_metrics = per_test_loader(self, lambda i: task_metric(self.hparams.task, self.hparams.classes, i))
 
     def test_step(self, batch: Any, batch_idx: int, dataloader_idx: int = 0) -> None:
         ids, mask, segments, labels = unpack(batch)
@@ -332,11 +331,7 @@ class XLNetTaskSystem(pl.LightningModule):
         self.test_metrics[dataloader_idx].update(preds, labels)
 
     def on_test_epoch_end(self) -> None:
-        for index, metric in enumerate(self.test_metrics):
-            suffix = "" if len(self.test_metrics) == 1 else f"/dataloader_idx_{index}"
-            values = metric.compute()
-            for key, value in values.items():
-                self.log(f"test/{key.removeprefix('test/')}{suffix}", value, add_dataloader_idx=False)
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams
@@ -382,7 +377,7 @@ class XLNetSquadSystem(pl.LightningModule):
     def on_test_start(self) -> None:
         from tasks.squad.metric import SquadMetric
 
-        self.test_metrics = nn.ModuleList([SquadMetric(self.hparams.version)]).to(self.device)
+        self.test_metrics = per_test_loader(self, lambda _: SquadMetric(self.hparams.version))
         self._pending = {}
 
     def test_step(self, batch: dict[str, Any], batch_idx: int) -> None:
@@ -416,8 +411,7 @@ class XLNetSquadSystem(pl.LightningModule):
         self.test_metrics[0].update(answers, golds, ids=qids, na_probs=na_probs)
 
     def on_test_epoch_end(self) -> None:
-        for key, value in self.test_metrics[0].compute().items():
-            self.log(f"test/{key}", value)
+        self.test_metrics.log(self)
 
     def configure_optimizers(self) -> dict:
         hp = self.hparams

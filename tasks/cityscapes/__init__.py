@@ -51,4 +51,7 @@ CITYSCAPES_SEMANTIC = Task(
     score="tasks.cityscapes.score:score",
     keys=KEYS,
     example="tasks.cityscapes.fixtures:example",
+    data="tasks.cityscapes.data:CityscapesDataModule",
+    metric="tasks.cityscapes.metric:CityscapesIoU",
+    version=1,
 )

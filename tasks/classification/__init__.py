@@ -115,6 +115,9 @@ def _task(task_id: str) -> Task:
         score=f"tasks.classification.score:score_{task_id.replace('-', '_')}",
         keys=KEYS,
         example="tasks.classification.fixtures:example",
+        data="tasks.classification.data:ClassificationDataModule",
+        metric="tasks.metrics:accuracy_metrics",
+        version=1,
     )
 
 

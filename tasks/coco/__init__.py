@@ -25,4 +25,7 @@ COCO_DETECTION = Task(
     score="tasks.coco.score:score",
     keys=KEYS,
     example="tasks.coco.fixtures:example",
+    data="tasks.coco.data:CocoDetectionDataModule",
+    metric="tasks.coco.metric:CocoDetectionMetric",
+    version=1,
 )

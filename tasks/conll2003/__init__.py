@@ -26,4 +26,7 @@ CONLL2003_NER = Task(
     score="tasks.conll2003.score:score",
     keys=KEYS,
     example="tasks.conll2003.fixtures:example",
+    data="tasks.conll2003.data:Conll2003DataModule",
+    metric="tasks.conll2003.metric:ConllNerMetric",
+    version=1,
 )

@@ -32,6 +32,9 @@ SRL_CONLL2012 = Task(
     score="tasks.conll2012.score:score_srl",
     keys=SRL_KEYS,
     example="tasks.conll2012.fixtures:example",
+    data="tasks.conll2012.data:Conll2012DataModule",
+    metric="tasks.conll2012.metric:SrlMetric",
+    version=1,
 )
 
 COREF_CONLL2012 = Task(
@@ -40,4 +43,7 @@ COREF_CONLL2012 = Task(
     score="tasks.conll2012.score:score_coref",
     keys=COREF_KEYS,
     example="tasks.conll2012.fixtures:example",
+    data="tasks.conll2012.data:Conll2012DataModule",
+    metric="tasks.conll2012.metric:CorefMetric",
+    version=1,
 )

@@ -31,6 +31,9 @@ DEBIAN_LM = Task(
     score="tasks.debian_corpora.score:score_perplexity",
     keys=LM_KEYS,
     example="tasks.debian_corpora.fixtures:example",
+    data="tasks.debian_corpora.data:DebianLMDataModule",
+    metric="tasks.language_modeling.metric:TokenPerplexity",
+    version=1,
 )
 WORDNET_LEXNAME = Task(
     id="wordnet-lexname",
@@ -38,6 +41,9 @@ WORDNET_LEXNAME = Task(
     score="tasks.debian_corpora.score:score_classification",
     keys=CLASSIFICATION_KEYS,
     example="tasks.debian_corpora.fixtures:example",
+    data="tasks.debian_corpora.data:DebianTextDataModule",
+    metric="tasks.metrics:accuracy_error_metrics",
+    version=1,
 )
 FORTUNE_CATEGORY = Task(
     id="fortune-category",
@@ -45,6 +51,9 @@ FORTUNE_CATEGORY = Task(
     score="tasks.debian_corpora.score:score_classification",
     keys=CLASSIFICATION_KEYS,
     example="tasks.debian_corpora.fixtures:example",
+    data="tasks.debian_corpora.data:DebianTextDataModule",
+    metric="tasks.metrics:accuracy_error_metrics",
+    version=1,
 )
 ESPEAK_SPEECH = Task(
     id="espeak-speech",
@@ -52,5 +61,8 @@ ESPEAK_SPEECH = Task(
     score="tasks.librispeech.score:score",
     keys=SPEECH_KEYS,
     example="tasks.librispeech.fixtures:example",
+    data="tasks.librispeech.data:LibriSpeechDataModule",
+    metric="tasks.librispeech.metric:LibriSpeechWER",
+    version=1,
     protocol=LIBRISPEECH.protocol,
 )

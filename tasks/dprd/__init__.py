@@ -27,4 +27,7 @@ DPRD = Task(
     score="tasks.dprd.score:score_dprd",
     keys=("accuracy",),
     example="tasks.dprd.fixtures:example",
+    data="tasks.text_data:TextTaskDataModule",
+    metric="tasks.text_data:AnswerAccuracy",
+    version=1,
 )

@@ -36,6 +36,9 @@ SNLI = Task(
     score="tasks.entailment.score:score_snli",
     keys=KEYS,
     example="tasks.entailment.fixtures:example",
+    data="tasks.text_data:TextTaskDataModule",
+    metric="tasks.text_data:AnswerAccuracy",
+    version=1,
 )
 SCITAIL = Task(
     id="scitail",
@@ -43,4 +46,7 @@ SCITAIL = Task(
     score="tasks.entailment.score:score_scitail",
     keys=KEYS,
     example="tasks.entailment.fixtures:example",
+    data="tasks.text_data:TextTaskDataModule",
+    metric="tasks.text_data:AnswerAccuracy",
+    version=1,
 )

@@ -20,4 +20,7 @@ FASHION_MNIST = Task(
     score="tasks.fashion_mnist.score:score",
     keys=("top1", "top5", "error"),
     example="tasks.classification.fixtures:example",
+    data="tasks.fashion_mnist.data:ArrayDataModule",
+    metric="tasks.metrics:accuracy_metrics",
+    version=1,
 )

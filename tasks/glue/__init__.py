@@ -148,6 +148,9 @@ def _task(task_id: str) -> Task:
         score=f"tasks.glue.score:{layout.scorer_name}",
         keys=layout.metrics,
         example="tasks.glue.fixtures:example",
+        data="tasks.glue.data:GlueDataModule",
+        metric="tasks.glue.metric:glue_metrics",
+        version=1,
     )
 
 

@@ -21,4 +21,7 @@ IMAGENET_1K = Task(
     score="tasks.imagenet.score:score",
     keys=("top1", "top5", "error"),
     example="tasks.imagenet.fixtures:example",
+    data="tasks.imagenet.data:ImageNetDataModule",
+    metric="tasks.metrics:accuracy_metrics",
+    version=1,
 )

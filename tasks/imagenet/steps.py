@@ -11,8 +11,8 @@ sets ``self.val_metrics = accuracy_metrics(num_classes, prefix="val/")``; its hy
 from __future__ import annotations
 
 import torch
-from torch import nn
 
+from harness.evaluators import per_test_loader
 from tasks.imagenet.metric import accuracy_metrics
 
 
@@ -27,15 +27,13 @@ class AccuracySteps:
         self.log_dict(self.val_metrics, prog_bar=True)
 
     def on_test_start(self) -> None:
-        """One metric collection per test dataloader."""
-        loaders = len(self.trainer.num_test_batches)
-        self.test_metrics = nn.ModuleList(
-            accuracy_metrics(self.hparams.num_classes, prefix="test/") for _ in range(loaders)
-        ).to(self.device)
+        """One metric collection per test dataloader (harness.evaluators)."""
+        self.test_metrics = per_test_loader(self, lambda _: accuracy_metrics(self.hparams.num_classes))
 
     def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> None:
         images, labels = batch
         self.check_resolution(images)
-        metrics = self.test_metrics[dataloader_idx]
-        metrics.update(self(images), labels)
-        self.log_dict(metrics)  # Lightning adds /dataloader_idx_<i> when there are several test loaders
+        self.test_metrics[dataloader_idx].update(self(images), labels)
+
+    def on_test_epoch_end(self) -> None:
+        self.test_metrics.log(self)

@@ -31,6 +31,9 @@ WIKITEXT_103 = Task(
     score="tasks.language_modeling.score:score_perplexity",
     keys=LM_KEYS,
     example="tasks.language_modeling.fixtures:example",
+    data="tasks.language_modeling.wikitext:WikiTextDataModule",
+    metric="tasks.language_modeling.metric:TokenPerplexity",
+    version=1,
 )
 LM1B = Task(
     id="lm1b",
@@ -38,4 +41,7 @@ LM1B = Task(
     score="tasks.language_modeling.score:score_lm1b",
     keys=LM_KEYS,
     example="tasks.language_modeling.fixtures:example",
+    data="tasks.language_modeling.lm1b:Lm1bDataModule",
+    metric="tasks.language_modeling.metric:TokenPerplexity",
+    version=1,
 )

@@ -35,6 +35,9 @@ LIBRISPEECH = Task(
     score="tasks.librispeech.score:score",
     keys=KEYS,
     example="tasks.librispeech.fixtures:example",
+    data="tasks.librispeech.data:LibriSpeechDataModule",
+    metric="tasks.librispeech.metric:LibriSpeechWER",
+    version=1,
     protocol=Protocol(
         PROTOCOL,
         "corpus word error rate (edits over reference words, summed over the test set) after upper-casing both sides "

@@ -49,6 +49,9 @@ def _race(task_id: str, name: str) -> Task:
         score=f"tasks.multiple_choice.score:score_{task_id.replace('-', '_')}",
         keys=KEYS,
         example="tasks.multiple_choice.fixtures:example",
+        data="tasks.text_data:TextTaskDataModule",
+        metric="tasks.text_data:AnswerAccuracy",
+        version=1,
     )
 
 
@@ -61,4 +64,7 @@ STORY_CLOZE = Task(
     score="tasks.multiple_choice.score:score_story_cloze",
     keys=KEYS,
     example="tasks.multiple_choice.fixtures:example",
+    data="tasks.text_data:TextTaskDataModule",
+    metric="tasks.text_data:AnswerAccuracy",
+    version=1,
 )

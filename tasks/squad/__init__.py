@@ -36,6 +36,9 @@ SQUAD_V1_1 = Task(
     score="tasks.squad.score:score_v1",
     keys=V1_1_KEYS,
     example="tasks.squad.fixtures:example",
+    data="tasks.squad.data:SquadDataModule",
+    metric="tasks.squad.metric:SquadMetric",
+    version=1,
 )
 
 SQUAD_V2_0 = Task(
@@ -45,4 +48,7 @@ SQUAD_V2_0 = Task(
     keys=V2_0_KEYS,
     options=("na_probs",),
     example="tasks.squad.fixtures:example",
+    data="tasks.squad.data:SquadDataModule",
+    metric="tasks.squad.metric:SquadMetric",
+    version=1,
 )

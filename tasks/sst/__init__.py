@@ -27,4 +27,7 @@ SST_5 = Task(
     score="tasks.sst.score:score_sst5",
     keys=("accuracy",),
     example="tasks.sst.fixtures:example",
+    data="tasks.text_data:TextTaskDataModule",
+    metric="tasks.text_data:AnswerAccuracy",
+    version=1,
 )

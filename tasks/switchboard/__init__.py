@@ -32,6 +32,9 @@ SWITCHBOARD = Task(
     keys=KEYS,
     options=("glm",),
     example="tasks.switchboard.fixtures:example",
+    data="tasks.switchboard.data:Hub5DataModule",
+    metric="tasks.switchboard.metric:Hub5WER",
+    version=1,
     protocol=Protocol(
         PROTOCOL,
         "Hub5'00 word error rate on the swb and ch subsets as sclite's Hub-5 scoring counts it, as far as score.py "

@@ -145,6 +145,9 @@ def _task(task_id: str) -> Task:
         score=f"tasks.text_classification.score:score_{task_id.replace('-', '_')}",
         keys=KEYS,
         example="tasks.text_classification.fixtures:example",
+        data="tasks.text_classification.data:TextClassificationDataModule",
+        metric="tasks.metrics:accuracy_error_metrics",
+        version=1,
     )
 
 

@@ -76,6 +76,9 @@ def _task(task_id: str) -> Task:
         score=f"tasks.transfer.score:score_{task_id.replace('-', '_')}",
         keys=KEYS,
         example="tasks.classification.fixtures:example",
+        data="tasks.transfer.data:TransferDataModule",
+        metric="tasks.metrics:accuracy_metrics",
+        version=1,
     )
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import arch, registry, runner, training
+from harness import arch, registry, runner
 from harness.errors import HarnessError
 from harness.records import read_record
 
@@ -160,17 +160,6 @@ def test_stale_partial_data_folders_are_removed_and_a_live_writers_kept(toy: Pat
     finally:
         live.kill()
         live.wait()
-
-
-def test_a_record_keeps_its_own_loaders_metrics_only():
-    """What a system logs at the test epoch's end, Lightning puts in every loader's results: each record keeps the
-    metrics named for its own loader (or for none)."""
-    results = [
-        {"test/accuracy/dataloader_idx_0": 50.0, "test/accuracy/dataloader_idx_1": 75.0, "test/tokens": 3.0},
-        {"test/accuracy/dataloader_idx_0": 50.0, "test/accuracy/dataloader_idx_1": 75.0, "train/loss": 1.0},
-    ]
-    assert training._test_metrics(results, 0) == {"accuracy": 50.0, "tokens": 3.0}
-    assert training._test_metrics(results, 1) == {"accuracy": 75.0}
 
 
 def test_arch_tier_profiles_one_network_once(toy: Path, monkeypatch: pytest.MonkeyPatch) -> None:

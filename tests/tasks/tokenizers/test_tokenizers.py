@@ -16,7 +16,8 @@ import pytest
 import torch
 import yaml
 
-from harness import configfile, registry, runner, training
+from harness import configfile, registry, runner
+from harness.contract import cited_artifacts
 from harness.errors import HarnessError
 from harness.records import file_sha256, read_record
 from tasks.debian_corpora.sources import read_wordnet
@@ -468,4 +469,4 @@ def test_a_tokenizer_trained_in_a_run_is_registered(trained: dict[str, Tokenizer
     cited = register(owner, trained["unigram"], tmp_path)
     assert cited == {"tokenizer": str(tmp_path / f"{trained['unigram'].digest}.model"),
                      "tokenizer_sha256": trained["unigram"].digest}  # fmt: skip
-    assert training._owned_artifacts(owner, object()) == cited  # what the runner adds to every record's artifacts
+    assert cited_artifacts(owner, object()) == cited  # what the runner adds to every record's artifacts

@@ -42,4 +42,12 @@ REPRODUCTION = Reproduction(
     protocols=(Protocol("toy-holdout", "accuracy on the held-out part of scikit-learn's digits"),),
 )
 
-TOY_TASK = Task(id="toy-digits", title="Toy digits accuracy", score="toy_paper.score:score", keys=("accuracy", "error"))
+TOY_TASK = Task(
+    id="toy-digits",
+    title="Toy digits accuracy",
+    score="toy_paper.score:score",
+    keys=("accuracy", "error"),
+    data="toy_paper.system:DigitsData",
+    metric="tasks.metrics:accuracy_error_metrics",
+    version=1,
+)
