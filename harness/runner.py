@@ -161,6 +161,11 @@ def run(
     """Run one tier of one paper (its registered ``Reproduction``: the command line looks the id up) and return the
     paths of its run records (``sets``: dotted key -> value, applied after the model's overrides, as ``--set`` gives
     them)."""
+    if not isinstance(repro, Reproduction):  # the shape before the registry look-up moved to the edge
+        raise HarnessError(
+            f"harness.runner.run takes the paper's Reproduction, not {repro!r}: pass "
+            f"harness.registry.reproduction({repro!r})"
+        )
     if model is not None:
         repro.model(model)  # unknown model ids fail before anything runs
     if seed is not None:

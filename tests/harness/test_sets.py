@@ -56,3 +56,12 @@ def test_a_recipe_key_is_checked_before_anything_runs():
     check_arguments(path, resolve_config(config, "smoke", None, None, None, sets={"system.init_args.lr": 0.1}))
     with pytest.raises(HarnessError, match=r"takes no argument 'lrr' \(did you mean 'lr'\?\)"):
         check_arguments(path, resolve_config(config, "smoke", None, None, None, sets={"system.init_args.lrr": 0.1}))
+
+
+def test_run_named_by_its_id_says_what_to_pass():
+    """``runner.run`` takes the Reproduction (the command line looks the id up once): a caller of the old shape, a
+    paper id, is told what to pass."""
+    from harness.runner import run
+
+    with pytest.raises(HarnessError, match=r"takes the paper's Reproduction.*harness.registry.reproduction\('toy'\)"):
+        run("toy", "smoke")
