@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,10 +96,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Run, ingest, then show what was measured and the verdicts it gave (JSON: records, results and the ingest)."""
     from harness.distributed import is_rank_zero
     from harness.records import written_records
-    from harness.report import run_verdicts
     from harness.runner import parse_set, run
-    from harness.store import ingest, report_ingest
-    from harness.summary import quiet_lightning, run_rows
+    from harness.summary import quiet_lightning
 
     quiet_lightning()
     repro = registry.reproduction(args.paper)  # the id looked up once: the run is given the Reproduction
@@ -110,12 +108,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     if not is_rank_zero():  # another process of a multi-process run (harness.distributed): rank 0 ingests
         return 0
+    return _ingest_and_show(paths, earlier, args.json, {"records": [str(p) for p in paths]}, map(str, paths))
+
+
+def _ingest_and_show(paths: list[Path], earlier: int, as_json: bool, doc: dict, lines: Iterable[str]) -> int:
+    """Ingest a command's records (``paths``, and any an earlier stage of a chain wrote since ``earlier``), then show
+    what each measured and the verdicts it gave: ``doc`` with ``results`` and ``ingest`` (JSON), or ``lines`` and
+    the table."""
+    from harness.records import written_records
+    from harness.report import run_verdicts
+    from harness.store import ingest, report_ingest
+    from harness.summary import run_rows
+
     result = ingest([*paths, *written_records()[earlier:]])  # by path: O(new), no scan of results/runs/
     rows = run_rows(paths, run_verdicts())
-    if args.json:
-        _emit({"records": [str(p) for p in paths], "results": rows, "ingest": _ingest_doc(result)}, True)  # NaN: null
+    if as_json:
+        _emit({**doc, "results": rows, "ingest": _ingest_doc(result)}, True)  # NaN: null
     else:
-        print("\n".join(str(path) for path in paths) + "\n")
+        print("\n".join(lines) + "\n")
         print(table(rows, ["model", "tier", "dataset", "split", "metric", "value", "claim_id", "reported", "status"]))
     return report_ingest(result)
 
@@ -128,9 +138,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from harness import sweeps
     from harness.distributed import is_rank_zero
     from harness.records import written_records
-    from harness.report import run_verdicts
-    from harness.store import ingest, report_ingest
-    from harness.summary import quiet_lightning, run_rows
+    from harness.summary import quiet_lightning
 
     repro = registry.reproduction(args.paper)
     sweep = sweeps.load(repro, args.sweep)
@@ -147,15 +155,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if not is_rank_zero():
         return 0
     paths = [path for _, cell_paths in ran for path in cell_paths]
-    result = ingest([*paths, *written_records()[earlier:]])
-    rows = run_rows(paths, run_verdicts())
-    if args.json:
-        done = [{"index": c.index, "name": c.name, "records": [str(p) for p in ps]} for c, ps in ran]
-        _emit({"cells": done, "results": rows, "ingest": _ingest_doc(result)}, True)
-    else:
-        print("\n".join(f"{cell.name}: {path}" for cell, cell_paths in ran for path in cell_paths) + "\n")
-        print(table(rows, ["model", "tier", "dataset", "split", "metric", "value", "claim_id", "reported", "status"]))
-    return report_ingest(result)
+    done = [{"index": c.index, "name": c.name, "records": [str(p) for p in ps]} for c, ps in ran]
+    lines = (f"{cell.name}: {path}" for cell, cell_paths in ran for path in cell_paths)
+    return _ingest_and_show(paths, earlier, args.json, {"cells": done}, lines)
 
 
 def _tier_config(args: argparse.Namespace, seed: int | None, data_root: str | None) -> tuple[Any, Path, dict]:

@@ -13,7 +13,6 @@ that resolve to one config are an error (one run under two names).
 
 from __future__ import annotations
 
-import copy
 import itertools
 import re
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from harness.configfile import ConfigFile
 from harness.errors import HarnessError
 from harness.registry import Reproduction
 from harness.runner import check_arguments, resolve_config, run
-from harness.training import WEIGHT_ARGS, plan
+from harness.training import WEIGHT_ARGS, plan, without_location
 
 SWEEPS_DIR = "sweeps"  # under a paper's configs/
 NAME_KEY = "name"  # the one key of a cell that is not a config key
@@ -230,21 +229,13 @@ def _check_unique(sweep: Sweep, cells: list[Cell]) -> None:
         if cell.name in names:
             raise sweep.file.error(cell.origin, f"two cells are named {cell.name!r}: give them a 'name'")
         names[cell.name] = cell
-        key = yaml.safe_dump(_identity(cell.resolved), sort_keys=True)
+        key = yaml.safe_dump(without_location(cell.resolved), sort_keys=True)  # weight files not read
         if key in configs:
             raise sweep.file.error(
                 cell.origin,
                 f"cells {configs[key].name!r} and {cell.name!r} resolve to the same config: one run under two names",
             )
         configs[key] = cell
-
-
-def _identity(resolved: dict[str, Any]) -> dict[str, Any]:
-    """What makes two resolved configs one run (as harness.runner's identity, without reading weight files)."""
-    key = copy.deepcopy(resolved)
-    key["data"]["init_args"].pop("data_root", None)
-    key.pop("prepare", None)
-    return key
 
 
 def display_path(path: Path) -> str:

@@ -78,12 +78,19 @@ def _file_sha256(path: str) -> str:
         raise HarnessError(f"{path}: cannot read the checkpoint: {exc.strerror}") from exc
 
 
-def identity(resolved: dict[str, Any]) -> dict[str, Any]:
-    """The config without where the data lives or how it was made: the same data elsewhere is the same run
+def without_location(resolved: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the config without where the data lives or how it was made: the same data elsewhere is the same run
     (the record's data_hash says which data it was)."""
     key = copy.deepcopy(resolved)
     key["data"]["init_args"].pop("data_root", None)
     key.pop("prepare", None)
+    return key
+
+
+def identity(resolved: dict[str, Any]) -> dict[str, Any]:
+    """What the run ids hash of the config: :func:`without_location`, with weight files named by their content and
+    a parent by its run and checkpoint."""
+    key = without_location(resolved)
     for name in WEIGHT_ARGS:  # the weights, not where they lie, make the run
         path = key["system"]["init_args"].pop(name, None)
         if path:
