@@ -30,6 +30,11 @@ def _sets(config: dict[str, Any], model: str, conditions: dict[str, Any]) -> boo
     applied, as :func:`harness.runner.resolve_config` applies them)."""
     resolved = copy.deepcopy(config)
     apply_overrides(resolved, model)
+    return _holds(resolved, conditions)
+
+
+def _holds(resolved: dict[str, Any], conditions: dict[str, Any]) -> bool:
+    """Whether a resolved config (as a run's record keeps it) has every condition's value."""
     return all(dotted.get(resolved, key) == value for key, value in conditions.items())
 
 
@@ -77,9 +82,7 @@ def _runs_write(claim: Claim, paper: str, model: str, conditions: dict[str, Any]
     ):
         return True
     return any(
-        cell.model in matches
-        and _judges(claim, cell.resolved)
-        and all(dotted.get(cell.resolved, key) == value for key, value in conditions.items())
+        cell.model in matches and _judges(claim, cell.resolved) and _holds(cell.resolved, conditions)
         for cell in _sweep_cells(paper)
     )
 
