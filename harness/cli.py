@@ -179,7 +179,8 @@ def cmd_recipe(args: argparse.Namespace) -> int:
     from harness.plans import recipe_hash
 
     repro, path, resolved = _tier_config(args, seed=0, data_root=None)
-    label = f"{path.relative_to(repro.root) if path.is_relative_to(repro.root) else path}:{resolved['model']}"
+    where = path.resolve()
+    label = f"{where.relative_to(repro.root) if where.is_relative_to(repro.root) else path}:{resolved['model']}"
     doc = {"paper": repro.id, "tier": args.tier, "model": resolved["model"], "label": label,
            "recipe_hash": recipe_hash(resolved)}  # fmt: skip
     if args.json:
@@ -229,10 +230,101 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from harness.store import ingest, report_ingest
 
     check_writable(RUNS_DIR)  # records are copied there and the database is written beside it
+    installed = _install_published(args.published)
     result = ingest(args.files, rebuild=args.rebuild)
+    result.errors[:0] = installed
     if args.json:
         _emit(_ingest_doc(result), True)
     return report_ingest(result)
+
+
+def _install_published(papers: list[str] | None) -> list[str]:
+    """Install the published record sets of ``papers`` (``[]``: every paper's; None: none) into results/; their
+    errors (a set whose files do not match its manifest is left out whole). Prints what was installed."""
+    from harness.published import install_all
+
+    if papers is None:
+        return []
+    repros = [registry.reproduction(p) for p in papers] if papers else list(registry.reproductions().values())
+    done = install_all(repros)
+    if done.sets:
+        print(
+            f"published: {len(done.sets)} record set(s), {len(done.records)} record(s) ({done.added} new) in "
+            "results/runs/",
+            file=sys.stderr,
+        )
+    return done.errors
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    """Make or extend a paper's published record set from its records in results/runs/."""
+    from harness.published import publish
+    from harness.records import RUNS_DIR, read_record
+
+    repro = registry.reproduction(args.paper)
+    if args.runs:
+        run_ids = args.runs
+    else:
+        paths = sorted(RUNS_DIR.glob(f"{repro.id}.*.json")) if RUNS_DIR.is_dir() else []
+        run_ids = [p.stem for p in paths if read_record(p).tier == args.tier]
+    if not run_ids:
+        raise HarnessError(f"no {args.tier} records of {repro.id!r} in {RUNS_DIR}/ to publish")
+    record_set = publish(repro, run_ids, args.name or args.tier, description=args.description)
+    doc = {"set": str(record_set.path), "set_sha256": record_set.digest, "runs": len(record_set.run_ids()),
+           "machines": record_set.manifest["machines"], "commits": record_set.manifest["commits"]}  # fmt: skip
+    if args.json:
+        _emit(doc, True)
+    else:
+        print(
+            f"{record_set.path}: {doc['runs']} run(s), set {record_set.digest[:12]}, made on "
+            + ", ".join(doc["machines"])
+        )
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Re-run a paper's planned budget runs here and compare them with the published records (harness.verify)."""
+    from harness.verify import verify
+
+    repro = registry.reproduction(args.paper)
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else None
+    doc = verify(repro, args.tier, seeds, dry_run=args.dry_run)
+    if args.json:
+        _emit(doc, True)
+        return 0
+    if args.dry_run:
+        print("\n".join(doc["to_run"]) or "nothing to run: every planned run is made here")
+        return 0
+    print(f"{repro.id}: this machine is {doc['machine']}; {doc['runs_made']} run(s) made now, seeds {doc['seeds']}")
+    _emit(
+        [
+            {"recipe": r["recipe"], "metric": r["metric"], "published": _mean_sd(r["published"]),
+             "here": _mean_sd(r["here"]), "pairs": len(r["per_seed"]),
+             "largest |here - published|": r["largest_difference"]}
+            for r in doc["recipes"]
+        ],
+        False,
+        ["recipe", "metric", "published", "here", "pairs", "largest |here - published|"],
+    )  # fmt: skip
+    print()
+    _emit(
+        [
+            {"claim_id": c["claim_id"], "verdict": c["status"], "rests on": c["rests_on"],
+             "here": (c["here"] or {}).get("status", "-"), "confirmed here": c["confirmed_here"]}
+            for c in doc["claims"]
+        ],
+        False,
+        ["claim_id", "verdict", "rests on", "here", "confirmed here"],
+    )  # fmt: skip
+    print(f"written: {doc['written']}", file=sys.stderr)
+    return 0
+
+
+def _mean_sd(spread: dict[str, Any]) -> str:
+    if not spread["n"]:
+        return "-"
+    sd = f" ± {spread['std']:.3g}" if spread["std"] is not None else ""
+    return f"{spread['mean']:.4g}{sd} (n={spread['n']})"
 
 
 def _ingest_doc(result: Any) -> dict[str, Any]:
@@ -425,7 +517,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("ingest", "load run records into results/harness.duckdb (idempotent)")
     p.add_argument("files", nargs="*", type=Path, help="record files or folders (default: results/runs/)")
     p.add_argument("--rebuild", action="store_true", help="build the whole database afresh from results/runs/")
+    p.add_argument("--published", nargs="*", metavar="PAPER", help="first install the published record sets (of "
+                   "these papers; none named: of every paper) into results/ (docs/evidence.md)")  # fmt: skip
     command("report", "verdict per claim").add_argument("--paper")
+    p = command("publish", "add a paper's records (results/runs/) to its published record set in the repository")
+    p.add_argument("paper")
+    p.add_argument("--tier", choices=TIERS, default="budget", help="publish this tier's records (default: budget)")
+    p.add_argument("--runs", nargs="+", metavar="RUN_ID", help="these runs only (and the runs they started from)")
+    p.add_argument("--name", help="the set's name (default: the tier)")
+    p.add_argument("--description", help="what the set holds, in words")
+    p = command("verify", "re-run a paper's planned budget runs here and compare them with the published records")
+    p.add_argument("paper")
+    p.add_argument("--tier", choices=TIERS, default="budget")
+    p.add_argument("--seeds", help="a sample of the planned seeds, comma-separated (default: all)")
+    p.add_argument("--dry-run", action="store_true", help="list the runs it would make; run nothing")
     p = command(
         "export", "the store's runs with metrics as columns, or a Papers-with-Code model-index", json_flag=False
     )
@@ -456,7 +561,8 @@ HANDLERS = {
     "list": cmd_list, "models": cmd_models, "profile": cmd_profile, "claims": cmd_claims, "run": cmd_run,
     "ingest": cmd_ingest, "export": cmd_export, "rescore": cmd_rescore, "report": cmd_report,
     "leaderboard": cmd_leaderboard, "new": cmd_new, "pipeline": cmd_pipeline, "recipe": cmd_recipe,
-    "reference": cmd_reference, "seeds": cmd_seeds, "sweep": cmd_sweep,
+    "reference": cmd_reference, "seeds": cmd_seeds, "sweep": cmd_sweep, "publish": cmd_publish,
+    "verify": cmd_verify,
 }  # fmt: skip
 
 

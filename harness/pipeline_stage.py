@@ -100,7 +100,8 @@ def stage(paper: str, layout: Layout, jobs: int | None = None) -> int:
     jobs = jobs or os.cpu_count() or 1
     commands = tier_commands(paper, params, configs, repro.model_ids() if jobs > 1 else None)
     code, runs = run_commands(commands, jobs, layout.harness)
-    if any(run["run_ids"] for run in runs) or not commands:  # one ingest for the stage's runs (and chain parents)
+    shipped = _install_published(repro)  # the records behind its established verdicts (harness.published)
+    if any(run["run_ids"] for run in runs) or not commands or shipped:  # one ingest: the runs, chain parents, sets
         _ingest()
     if code != 0:
         return code
@@ -109,6 +110,20 @@ def stage(paper: str, layout: Layout, jobs: int | None = None) -> int:
     write_metrics_and_plots(paper, [run_id for run in runs for run_id in run["run_ids"]])
     atomic_write_text(STAGES_DIR / f"{paper}.json", json.dumps(summary, indent=2) + "\n", overwrite=True)
     return status
+
+
+def _install_published(repro: Any) -> int:
+    """Install the paper's published record sets into results/ (a set that fails its hashes is named and left out);
+    how many records they hold."""
+    from harness.published import install_all
+
+    done = install_all([repro], RUNS_DIR)
+    for error in done.errors:
+        print(f"harness: error: {error}", file=sys.stderr)
+    if done.sets:
+        names = ", ".join(s.label for s in done.sets)
+        print(f"published: {len(done.records)} record(s) ({done.added} new) from {names}", file=sys.stderr)
+    return len(done.records)
 
 
 def _ingest() -> None:

@@ -24,7 +24,7 @@ from harness.verdicts import REPORT_KEYS, STATUSES
 SCALES = {"paper": "The paper's numbers", "budget": "Direction at budget scale"}
 EVIDENCE_KEYS = (
     "reason", "scale", "analysis", "low", "high", "p_value", "p_holm", "excluded", "seeds_needed", "machines",
-    "machine_ids", "tags", "premises", "plan", "examples", "off_plan",
+    "machine_ids", "tags", "premises", "plan", "examples", "off_plan", "evidence",
 )  # fmt: skip
 ALWAYS_COUNTED = ("reproduced", "not-reproduced", "inconclusive", "not-run")  # in the summary even at 0
 NO_EVIDENCE = "derived (no evidence)"
@@ -60,6 +60,7 @@ def complete(row: dict[str, Any]) -> dict[str, Any]:
     row["machine_ids"] = list(row["machine_ids"] or [])
     row["premises"] = _parsed(row["premises"]) or []
     row["examples"] = _parsed(row["examples"])
+    row["evidence"] = _parsed(row.get("evidence"))
     row["machines"] = row["machines"] or len(row["machine_ids"])
     row["off_plan"] = row["off_plan"] or 0
     if row["scale"] == "budget":

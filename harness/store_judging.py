@@ -55,18 +55,19 @@ def judge_claims(
     papers = {claims[i].paper for i in chosen}
     chosen = sorted({*chosen, *(i for i, c in enumerate(claims) if c.paper in papers and c.kind in FAMILY)})
     plans = _plans(papers)
+    origins = _origins(papers)
     groups: dict[tuple[tuple[str, ...], str, str], list[int]] = {}
     for i in chosen:
         claim = claims[i]
-        papers = tuple(dict.fromkeys([claim.paper, claim.baseline_paper]))
-        groups.setdefault((papers, claim.dataset, claim.split), []).append(i)
+        sources = tuple(dict.fromkeys([claim.paper, claim.baseline_paper]))
+        groups.setdefault((sources, claim.dataset, claim.split), []).append(i)
     verdicts, points = [], []
-    for (papers, dataset, split), positions in groups.items():
-        where = f"paper IN ({', '.join('?' * len(papers))}) AND dataset = ? AND split = ?"
-        records = stored_records(con, where, [*papers, dataset, split])
+    for (sources, dataset, split), positions in groups.items():
+        where = f"paper IN ({', '.join('?' * len(sources))}) AND dataset = ? AND split = ?"
+        records = stored_records(con, where, [*sources, dataset, split])
         by_id = {record.run_id: record for record in records}
         for i in positions:
-            verdict = judge(claims[i], records, plans.get(claims[i].paper), results_dir)
+            verdict = judge(claims[i], records, plans.get(claims[i].paper), results_dir, origins)
             verdicts.append((i, verdict))
             if claims[i].kind == "trend":
                 matched = trend_points(claims[i], [by_id[run_id] for run_id in verdict.run_ids])
@@ -91,6 +92,14 @@ def _plans(papers: set[str]) -> dict[str, Any]:
         if plan is not None:
             found[paper] = plan
     return found
+
+
+def _origins(papers: set[str]) -> dict[str, str]:
+    """Run id -> the published record set that ships it, for the given papers (harness.published)."""
+    from harness.published import origins
+
+    registered = registry.reproductions()
+    return origins(registered[paper] for paper in sorted(papers & set(registered)))
 
 
 def _replace(con: duckdb.DuckDBPyConnection, table: str, keys: list[tuple[str, str]], rows: list[dict], tmp: Path):

@@ -17,9 +17,10 @@ import duckdb
 from harness import dotted
 from harness.records import MAX_RECORD_BYTES
 
-STORE_VERSION = 6  # 3: runs.parents; 4: incremental ingest (rows taken from each record's JSON by DuckDB); 5: papers;
+STORE_VERSION = 7  # 3: runs.parents; 4: incremental ingest (rows taken from each record's JSON by DuckDB); 5: papers;
 
-# 6: verdicts' evidence (scale, analysis, interval, p-values, premises, plan, machines, tags) and claims' judging fields
+# 6: verdicts' evidence (scale, analysis, interval, p-values, premises, plan, machines, tags) and claims' judging fields;
+# 7: verdicts.evidence (the machine, commits and published set a verdict rests on; other machines judged apart)
 MAX_OBJECT_BYTES = 2 * MAX_RECORD_BYTES  # the largest record line DuckDB's JSON reader is asked to take
 
 Key = tuple[str, str, str]  # (paper, dataset, split): what a claim's records are looked up by
@@ -52,7 +53,7 @@ VERDICT_COLUMNS = {
     "reason": "VARCHAR", "run_ids": "VARCHAR[]", "scale": "VARCHAR", "analysis": "VARCHAR", "low": "DOUBLE",
     "high": "DOUBLE", "p_value": "DOUBLE", "p_holm": "DOUBLE", "excluded": "VARCHAR", "seeds_needed": "BIGINT",
     "machines": "BIGINT", "machine_ids": "VARCHAR[]", "tags": "VARCHAR[]", "premises": "JSON", "plan": "VARCHAR",
-    "examples": "JSON", "off_plan": "BIGINT",
+    "examples": "JSON", "off_plan": "BIGINT", "evidence": "JSON",
 }  # fmt: skip
 
 TREND_POINT_COLUMNS = {

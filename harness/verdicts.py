@@ -84,6 +84,8 @@ class Verdict:
     plan: str | None = None  # the plan file the claim was judged under
     examples: dict[str, Any] | None = None  # per-example evidence from the kept predictions
     off_plan: int = 0  # matching records the plan does not cover (shown, never judged)
+    # what the verdict rests on: {machine, commits, origins, others: [{machine, status, n, ...}], confirmed_on}
+    evidence: dict[str, Any] | None = None
 
     def row(self) -> dict[str, Any]:
         return asdict(self)
@@ -351,11 +353,19 @@ def _new_verdict(claim: Claim) -> Verdict:
 
 
 def judge(
-    claim: Claim, records: Sequence[RunRecord], plan: Plan | None = None, results_dir: Path | None = None
+    claim: Claim,
+    records: Sequence[RunRecord],
+    plan: Plan | None = None,
+    results_dir: Path | None = None,
+    origins: dict[str, str] | None = None,
 ) -> Verdict:
     """The verdict for one claim over all records (the matching ones, the baseline's included, are selected
     here); a budget claim is judged only under its paper's ``plan``. With ``results_dir`` (where the records' kept
-    predictions lie), a delta claim also gets per-example evidence, and rests on the most conservative analysis."""
+    predictions lie), a delta claim also gets per-example evidence, and rests on the most conservative analysis.
+
+    When the records come from several machines, the verdict rests on one machine's (:func:`_primary`); each other
+    machine's records are judged apart and listed in ``evidence`` (a decided status another machine contradicts tags
+    the verdict ``fragile``). ``origins``: run id -> the published set that ships it (harness.published)."""
     verdict = _new_verdict(claim)
     matching = [r for r in records if matches(claim, r)]
     failed = [r for r in matching if r.status != "ok"]
@@ -368,6 +378,30 @@ def judge(
     ours = [r for r in usable if r.tier == tier]
     base = [r for r in records if claim.baseline and matches(claim, r, baseline=True) and r.tier == tier]
     base = [r for r in base if r.status == "ok"]
+    groups = _by_machine(ours + base)
+    primary = _primary(groups, plan.entry(claim.id) if plan and tier == "budget" else None)
+    on = lambda rs, machine: [r for r in rs if machine_key(r.provenance.hardware) == machine]  # noqa: E731
+    judged = _judge_tier(verdict, claim, on(ours, primary), on(base, primary), records, plan, tier, results_dir)
+    if failed:
+        verdict.reason += f"; {len(failed)} failed/diverged run(s) not counted"
+    others = []
+    for machine in groups:
+        if machine != primary:
+            other = _new_verdict(claim)
+            other.tier, other.scale = verdict.tier, verdict.scale
+            _judge_tier(other, claim, on(ours, machine), on(base, machine), records, plan, tier, results_dir)
+            others.append((machine, other))
+    _record_evidence(verdict, judged, others, origins or {})
+    if others and verdict.machine_ids:
+        verdict.machine_ids, verdict.machines = sorted(groups), len(groups)
+    return verdict
+
+
+def _judge_tier(
+    verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord], records: Sequence[RunRecord],
+    plan: Plan | None, tier: str, results_dir: Path | None,
+) -> list[RunRecord]:  # fmt: skip
+    """Judge the claim on one machine's records of the chosen tier; returns the records the verdict rests on."""
     if tier == "budget":
         ours, base = _judge_under_plan(verdict, claim, ours, base, records, plan)
     else:
@@ -375,9 +409,63 @@ def judge(
         _fragility(verdict, claim, ours, base, tier)
     if results_dir is not None and claim.kind == "delta" and ours and base:
         _per_example(verdict, claim, _per_seed(ours), _per_seed(base), tier, results_dir)
-    if failed:
-        verdict.reason += f"; {len(failed)} failed/diverged run(s) not counted"
-    return verdict
+    return ours + base
+
+
+def _by_machine(records: Sequence[RunRecord]) -> dict[str, list[RunRecord]]:
+    groups: dict[str, list[RunRecord]] = {}
+    for record in records:
+        groups.setdefault(machine_key(record.provenance.hardware), []).append(record)
+    return groups
+
+
+def _primary(groups: dict[str, list[RunRecord]], entry: PlannedClaim | None) -> str | None:
+    """The machine a verdict rests on when records come from several: the one with the most seeds (the planned seeds,
+    under a plan), then the one whose records came first. The others' records are judged apart (``evidence``)."""
+    if not groups:
+        return None
+
+    def rank(machine: str) -> tuple[int, Any]:
+        seeds = {r.seed for r in groups[machine]}
+        if entry is not None:
+            seeds &= set(entry.seeds)
+        return (-len(seeds), min(r.finished_at for r in groups[machine]))
+
+    return min(groups, key=rank)
+
+
+def _record_evidence(
+    verdict: Verdict, judged: list[RunRecord], others: list[tuple[str, Verdict]], origins: dict[str, str]
+) -> None:
+    """What the verdict rests on (machine, commits, whether the records were published), and each other machine's
+    verdict over its own records: agreement across machines is judged as verdicts, never as bits."""
+    if not judged and not others:
+        return
+    shown = judged
+    verdict.evidence = {
+        "machine": machine_key(shown[0].provenance.hardware) if shown else None,
+        "commits": sorted({(r.provenance.git_sha or "unknown")[:12] for r in shown}),
+        "dirty": any(r.provenance.git_dirty for r in shown),
+        "origins": sorted({origins.get(r.run_id, "local") for r in shown}),
+        "others": [
+            {
+                "machine": machine, "status": other.status, "n": other.n, "mean": other.mean, "low": other.low,
+                "high": other.high, "p_value": other.p_value, "run_ids": other.run_ids,
+                "origins": sorted({origins.get(run_id, "local") for run_id in other.run_ids}),
+            }
+            for machine, other in others
+        ],
+        "confirmed_on": [
+            machine for machine, other in others if other.status == verdict.status and other.status in DECIDED
+        ],
+    }  # fmt: skip
+    for machine, other in others:
+        if other.status in DECIDED and verdict.status in DECIDED and other.status != verdict.status:
+            if "fragile" not in verdict.tags:
+                verdict.tags.append("fragile")
+            verdict.reason += f"; fragile: the records of {machine} alone give {other.status}"
+        else:
+            verdict.reason += f"; judged apart on {machine}: {other.status} over {other.n} seed(s)"
 
 
 def _evaluate(verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord], tier: str) -> None:

@@ -13,7 +13,7 @@ from tests.leaderboard.conftest import MCNEMAR, PLAN, build_evidence
 DESIGN_KEYS = {"paper", "claim_id", "kind", "model", "dataset", "split", "metric", "reported", "tolerance", "status",
                "tier", "mean", "std", "n", "delta"}  # fmt: skip
 EVIDENCE_KEYS = {"reason", "scale", "analysis", "low", "high", "p_value", "p_holm", "excluded", "seeds_needed",
-                 "machines", "machine_ids", "tags", "premises", "plan", "examples", "off_plan"}  # fmt: skip
+                 "machines", "machine_ids", "tags", "premises", "plan", "examples", "off_plan", "evidence"}  # fmt: skip
 
 
 @pytest.fixture
