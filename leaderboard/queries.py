@@ -308,8 +308,9 @@ def paper_claims(
 def _with_evidence(table: pd.DataFrame) -> pd.DataFrame:
     """The evidence columns as the pages show them (nulls of a judge before store version 6 tolerated): ``tags``
     with the claim's ``derived`` and ``constructed`` flags, ``machine_ids`` a list, ``premises`` a list of
-    {id, check, passed, detail}, ``examples`` a dict or None; no Δ at budget scale (the sign is judged, not the
-    size)."""
+    {id, check, passed, detail}, ``examples`` and ``evidence`` (the machine, commits and origins the verdict rests
+    on, and the other machines judged apart: store version 7) a dict or None; no Δ at budget scale (the sign is
+    judged, not the size)."""
     flags = zip(table["tags"], table["derived"], table["constructed"], strict=True)
     table["tags"] = [
         list(dict.fromkeys([*_as_list(t), *["derived"] * bool(d), *["constructed"] * bool(c)])) for t, d, c in flags
@@ -317,6 +318,7 @@ def _with_evidence(table: pd.DataFrame) -> pd.DataFrame:
     table["machine_ids"] = [_as_list(v) for v in table["machine_ids"]]
     table["premises"] = [_json_cell(v) or [] for v in table["premises"]]
     table["examples"] = [_json_cell(v) for v in table["examples"]]
+    table["evidence"] = [_json_cell(v) for v in table["evidence"]]
     table["delta"] = table["delta"].where(table["scale"] != "budget")
     return table.drop(columns=["derived", "constructed"])
 
@@ -344,7 +346,7 @@ CLAIMS_SQL = (
     "coalesce(len(v.run_ids), 0) AS n_runs, coalesce(u.joined, 0) AS joined, u.seed_min, u.seed_max, u.seed_list, "
     "u.run_models, v.reason, c.statement, c.rule, v.scale_shown AS scale, v.counted, v.tags, v.derived, "
     "v.constructed, v.low, v.high, v.p_value, v.p_holm, v.analysis, v.excluded, v.seeds_needed, v.machines, "
-    "v.machine_ids, v.premises, v.plan, v.examples, v.off_plan "
+    "v.machine_ids, v.premises, v.plan, v.examples, v.off_plan, v.evidence "
     "FROM v JOIN claims c ON c.paper = v.paper AND c.claim_id = v.claim_id LEFT JOIN used u ON u.claim_id = v.claim_id "
     "ORDER BY v.claim_id"
 )
@@ -366,6 +368,43 @@ def seeds_text(seeds: Sequence[int] | None) -> str:
     if isinstance(seeds, range):
         return f"{seeds[0]}–{seeds[-1]} ({len(seeds)} seeds)"
     return f"{', '.join(map(str, seeds[:MAX_LISTED_SEEDS]))}, … ({len(seeds)} seeds)"
+
+
+def evidence_text(evidence: dict[str, Any] | None) -> str | None:
+    """What a verdict rests on, for a table cell: ``published · AMD EPYC / avx512 @ bcb08d8`` (origin, machine,
+    commit), ``+N`` more commits, ``(dirty)`` for a dirty working tree; None without evidence."""
+    if not evidence:
+        return None
+    kinds = {"local" if origin == "local" else "published" for origin in evidence.get("origins") or []}
+    origin = " + ".join(kind for kind in ("published", "local") if kind in kinds)
+    text = " · ".join(part for part in (origin, evidence.get("machine")) if part)
+    if commits := evidence.get("commits"):
+        text += f" @ {commits[0][:7]}" + (f" +{len(commits) - 1}" if len(commits) > 1 else "")
+    if evidence.get("dirty"):
+        text += " (dirty)"
+    return text or None
+
+
+def others_text(evidence: dict[str, Any] | None, kind: str = "scalar") -> str | None:
+    """The other machines a verdict was judged apart on, for a table cell: ``✓ confirmed on M (8 seeds)`` where
+    a machine's own status is the verdict's (``confirmed_on``), else ``re-run on M: inconclusive (2 seeds)``;
+    None when there is none."""
+    evidence = evidence or {}
+    confirmed = set(evidence.get("confirmed_on") or [])
+    parts = []
+    for other in evidence.get("others") or []:
+        count = f" ({count_text(other.get('n'), kind)})" if other.get("n") is not None else ""
+        if other["machine"] in confirmed:
+            parts.append(f"✓ confirmed on {other['machine']}{count}")
+        else:
+            parts.append(f"re-run on {other['machine']}: {other.get('status')}{count}")
+    return "; ".join(parts) or None
+
+
+def count_text(n: int, kind: str = "scalar") -> str:
+    """``n`` seeds (a trend's n counts points)."""
+    unit = "point" if kind == "trend" else "seed"
+    return f"{int(n)} {unit}{'' if n == 1 else 's'}"
 
 
 def _claim_command(paper: str, row: Any) -> str:

@@ -11,12 +11,13 @@ from leaderboard import charts, queries, ui
 
 PAPER_COLUMNS = (
     "claim_id", "status", "tags_text", "tier", "metric", "reported", "measured", "delta", "tolerance", "interval", "n",
-    "seeds", "n_runs", "runs", "kind", "model", "dataset", "split", "source", "reason", "command",
+    "seeds", "n_runs", "runs", "evidence_text", "others_text", "kind", "model", "dataset", "split", "source", "reason",
+    "command",
 )  # fmt: skip
 BUDGET_COLUMNS = (
     "claim_id", "status", "tags_text", "tier", "metric", "measured", "interval", "p_value", "p_holm", "analysis",
-    "excluded", "n", "seeds_needed", "machines", "seeds", "n_runs", "runs", "kind", "model", "baseline", "dataset",
-    "split", "source", "reason", "command",
+    "excluded", "n", "seeds_needed", "machines", "seeds", "n_runs", "runs", "evidence_text", "others_text", "kind",
+    "model", "baseline", "dataset", "split", "source", "reason", "command",
 )  # fmt: skip
 TAG_COLORS = {"premise-failed": "violet", "fragile": "orange", "deviation": "blue", "off-plan": "gray",
               "derived": "gray", "constructed": "gray", "holm": "orange"}  # fmt: skip
@@ -47,6 +48,8 @@ def show_claims(claims: pd.DataFrame, paper: str) -> None:
     table["seeds"] = [queries.seeds_text(s) for s in table["seeds"]]
     table["tags_text"] = [", ".join(tags) or None for tags in table["tags"]]
     table["interval"] = [interval_text(lo, hi) for lo, hi in zip(table["low"], table["high"], strict=True)]
+    table["evidence_text"] = [queries.evidence_text(e) for e in table["evidence"]]
+    table["others_text"] = [queries.others_text(e, k) for e, k in zip(table["evidence"], table["kind"], strict=True)]
     number = st.column_config.NumberColumn
     config = {
         "claim_id": "Claim",
@@ -67,6 +70,12 @@ def show_claims(claims: pd.DataFrame, paper: str) -> None:
         "n": number("n", help="seeds (trend: points) the verdict rests on"),
         "n_runs": number("Run records", help="the run records the verdict rests on"),
         "runs": st.column_config.LinkColumn("Runs", display_text="runs →"),
+        "evidence_text": st.column_config.TextColumn(
+            "Evidence", help="what the verdict rests on: published or local records · machine @ commit"
+        ),
+        "others_text": st.column_config.TextColumn(
+            "Other machines", help="each other machine's records judged apart: ✓ where its status is the verdict's"
+        ),
         "reason": st.column_config.TextColumn("Why", width="large"),
         "command": st.column_config.TextColumn("Command that reproduces it", width="large"),
     }
@@ -157,6 +166,37 @@ def evidence_lines(chosen) -> list[str]:
     return lines
 
 
+def rests_on_lines(evidence: dict) -> list[str]:
+    """The machine, commits and record sets a verdict rests on, and the other machines that confirm it, in words."""
+    lines = [f"Machine: `{evidence['machine']}`"] if evidence.get("machine") else []
+    if commits := evidence.get("commits"):
+        tree = "made from a dirty working tree" if evidence.get("dirty") else "clean working tree"
+        lines.append(f"Commits: {', '.join(f'`{c}`' for c in commits)} ({tree})")
+    origins = ["local (no published record set)" if o == "local" else o for o in evidence.get("origins") or []]
+    if origins:
+        lines.append(f"Records: {'; '.join(origins)}")
+    if confirmed := evidence.get("confirmed_on"):
+        lines.append(f"Confirmed on: {', '.join(f'`{m}`' for m in confirmed)}")
+    return lines
+
+
+def show_other_machines(others: list[dict]) -> None:
+    """Each other machine's records judged apart: its status, seeds, mean, interval, p and where they come from."""
+    st.markdown("**Judged apart on other machines**")
+    table = pd.DataFrame(others, columns=["machine", "status", "n", "mean", "low", "high", "p_value", "origins"])
+    table["interval"] = [interval_text(lo, hi) for lo, hi in zip(table["low"], table["high"], strict=True)]
+    table["origins"] = [", ".join(o) if isinstance(o, list) else None for o in table["origins"]]
+    number = st.column_config.NumberColumn
+    config = {
+        "machine": "Machine", "status": "Status", "n": number("n"), "mean": number("Mean", format="%.4g"),
+        "interval": "Interval", "p_value": number("p", format="%.3g"), "origins": "Records",
+    }  # fmt: skip
+    st.dataframe(
+        table.style.map(ui.status_style, subset=["status"]), hide_index=True, placeholder="", key="claim-machines",
+        column_order=("machine", "status", "n", "mean", "interval", "p_value", "origins"), column_config=config,
+    )  # fmt: skip
+
+
 def show_premises(premises: list[dict]) -> None:
     st.markdown("**Premises checked**")
     table = pd.DataFrame(premises, columns=["id", "check", "passed", "detail"])
@@ -210,6 +250,10 @@ def show_claim_detail(claims: pd.DataFrame, paper: str) -> None:
     st.markdown(f"**{chosen.status}** at tier `{tier}` {tag_badges(chosen.tags)}".rstrip())
     st.markdown(chosen.reason)
     st.markdown("\n".join(f"- {line}" for line in evidence_lines(chosen)))
+    if chosen.evidence:
+        st.markdown("**What it rests on**\n\n" + "\n".join(f"- {line}" for line in rests_on_lines(chosen.evidence)))
+    if chosen.evidence and chosen.evidence.get("others"):
+        show_other_machines(chosen.evidence["others"])
     if chosen.premises:
         show_premises(chosen.premises)
     if chosen.examples:

@@ -250,6 +250,53 @@ def test_a_verdict_counts_its_machines_and_flags_what_one_machine_or_seed_would_
     assert ("fragile" in edge.tags) == (edge.status in ("reproduced", "not-reproduced"))
 
 
+def test_a_verdict_rests_on_one_machine_and_judges_each_other_machine_apart() -> None:
+    """A re-run of the same seeds elsewhere (``harness verify``) must not replace the published records seed by seed,
+    nor be pooled with them as if they were more seeds: the verdict rests on one machine's records, and every other
+    machine's records are judged on their own, listed in ``evidence``; agreement is a matter of verdicts."""
+    epyc = {"cpu_model": "AMD EPYC", "isa": "avx512"}
+    xeon = {"cpu_model": "Intel Xeon Platinum 8481C", "isa": "avx512"}
+    prov = lambda hw, sha="abc123def4567": {"git_sha": sha, "git_dirty": False, "config_hash": "c", "hardware": hw}  # noqa: E731
+
+    def side(values, model, hw, tag="", **fields):
+        return [
+            make_record(seed=i, tier="budget", model=model, metrics={"accuracy": v}, run_id=f"{model}-{i}{tag}",
+                        config={"model": model}, provenance=prov(hw), **fields)
+            for i, v in enumerate(values)
+        ]  # fmt: skip
+
+    published = side([90.0, 90.1, 89.9, 90.0], "toy-mlp", epyc) + side([95.0, 95.1, 94.9, 95.2], "toy-mlp-wide", epyc)
+    later = {"started_at": "2026-06-01T00:00:00Z", "finished_at": "2026-06-01T00:01:00Z"}
+    here = side([90.02, 90.11, 89.93, 90.0], "toy-mlp", xeon, "x", **later)
+    here += side([95.01, 95.1, 94.92, 95.2], "toy-mlp-wide", xeon, "x", **later)
+    origins = {r.run_id: "published toy-paper/budget (0123456789ab)" for r in published}
+    plan = make_plan(published + here, claims=("c",))
+    verdict = judge(delta(), published + here, plan, origins=origins)
+    assert verdict.status == "reproduced" and verdict.n == 4  # four seeds, not eight
+    assert set(verdict.run_ids) == {r.run_id for r in published}  # the newer re-run does not replace them
+    assert verdict.machines == 2
+    evidence = verdict.evidence
+    assert evidence["machine"] == "AMD EPYC / avx512" and evidence["commits"] == ["abc123def456"]
+    assert evidence["origins"] == ["published toy-paper/budget (0123456789ab)"]
+    (other,) = evidence["others"]
+    assert (other["machine"], other["status"], other["n"], other["origins"]) == (
+        "Intel Xeon Platinum 8481C / avx512", "reproduced", 4, ["local"],
+    )  # fmt: skip
+    assert evidence["confirmed_on"] == ["Intel Xeon Platinum 8481C / avx512"] and "fragile" not in verdict.tags
+
+    flipped = side([90.0, 90.1, 89.9, 90.0], "toy-mlp", xeon, "x", **later)
+    flipped += side([85.0, 85.1, 84.9, 85.2], "toy-mlp-wide", xeon, "x", **later)
+    contradicted = judge(delta(), published + flipped, make_plan(published + flipped, claims=("c",)))
+    assert contradicted.status == "reproduced" and "fragile" in contradicted.tags
+    assert "the records of Intel Xeon Platinum 8481C / avx512 alone give not-reproduced" in contradicted.reason
+    assert contradicted.evidence["confirmed_on"] == []
+
+    fewer = here[:2] + here[4:6]  # a sample of two seeds re-run: the stopping rule is not met there, nothing confirmed
+    sampled = judge(delta(), published + fewer, make_plan(published + fewer, claims=("c",)))
+    assert sampled.evidence["others"][0]["status"] == "inconclusive" and sampled.evidence["confirmed_on"] == []
+    assert sampled.status == "reproduced" and "fragile" not in sampled.tags
+
+
 # --- 7. architecture claims ----------------------------------------------------------------------------------------
 
 

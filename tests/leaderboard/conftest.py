@@ -152,6 +152,17 @@ PASSED = {"id": "baseline-learns", "check": "baseline accuracy > 50", "passed": 
 FAILED = {"id": "bow-learns", "check": "toy-bow accuracy > 50", "passed": False, "detail": "11.0: chance level"}
 MCNEMAR = {"method": "mcnemar", "estimate": 1.8, "low": 0.4, "high": 3.1, "p_value": 0.011, "n_examples": 297,
            "reason": None}  # fmt: skip
+# What a verdict rests on (store version 7): a published set's records of one machine, which another machine's own
+# records confirm; and local records of two commits, one dirty, which another machine's two seeds leave undecided.
+PUBLISHED = "published toy-paper/budget (3f2a9c0d1e2b)"
+CONFIRMED = {"machine": MACHINES[0], "commits": ["bcb08d89be91"], "dirty": False, "origins": [PUBLISHED],
+             "others": [{"machine": MACHINES[1], "status": "reproduced", "n": 3, "mean": 1.4, "low": 0.6, "high": 2.2,
+                         "p_value": 0.03, "run_ids": [], "origins": ["local"]}],
+             "confirmed_on": [MACHINES[1]]}  # fmt: skip
+UNDECIDED = {"machine": MACHINES[0], "commits": ["3f2c1ab9d0e4", "bcb08d89be91"], "dirty": True, "origins": ["local"],
+             "others": [{"machine": MACHINES[1], "status": "inconclusive", "n": 2, "mean": 94.1, "low": None,
+                         "high": None, "p_value": None, "run_ids": [], "origins": ["local"]}],
+             "confirmed_on": []}  # fmt: skip
 EVIDENCE_CLAIMS = [  # (claim fields, verdict fields)
     ({"id": "mlp-params", "kind": "arch", "model": "toy-mlp", "split": "none", "metric": "params_m", "value": 0.00121,
       "tolerance": 0.000005, "unit": "M", "derived": True},
@@ -165,14 +176,14 @@ EVIDENCE_CLAIMS = [  # (claim fields, verdict fields)
     ({"id": "mlp-accuracy", "kind": "scalar", "model": "toy-mlp", "split": "test", "metric": "accuracy", "value": 95.0,
       "tolerance": 2.0},
      {"status": "reproduced", "tier": "full", "mean": 95.0, "std": 0.2, "n": 3, "delta": 0.0, "scale": "paper",
-      "low": 94.5, "high": 95.5, "analysis": "t-interval over 3 seeds", "machines": 1, "machine_ids": MACHINES[:1],
-      "reason": "95% t-interval [94.5, 95.5] against 95.0 ± 2.0"}),
+      "low": 94.5, "high": 95.5, "analysis": "t-interval over 3 seeds", "machines": 2, "machine_ids": MACHINES,
+      "evidence": UNDECIDED, "reason": "95% t-interval [94.5, 95.5] against 95.0 ± 2.0"}),
     ({"id": "wide-beats-narrow", "kind": "delta", "model": "toy-mlp-wide", "baseline": "toy-mlp", "split": "test",
       "metric": "accuracy", "value": 1.0, "tolerance": 1.0, "analysis": "paired"},
      {"status": "reproduced", "tier": "budget", "mean": 1.6, "std": 0.3, "n": 3, "scale": "budget", "low": 0.9,
       "high": 2.3, "p_value": 0.021, "p_holm": 0.084, "analysis": "paired t over 3 seeds", "machines": 2,
       "machine_ids": MACHINES, "tags": ["holm"], "premises": [PASSED], "plan": PLAN, "examples": MCNEMAR,
-      "reason": "paired difference interval [0.9, 2.3] above 0"}),
+      "evidence": CONFIRMED, "reason": "paired difference interval [0.9, 2.3] above 0"}),
     ({"id": "bow-beats-mlp", "kind": "delta", "model": "toy-bow", "baseline": "toy-mlp", "split": "test",
       "metric": "accuracy", "value": 3.0, "tolerance": 1.0, "constructed": True},
      {"status": "premise-failed", "tier": "budget", "scale": "budget", "tags": ["premise-failed", "constructed"],
@@ -191,7 +202,7 @@ EVIDENCE_CLAIMS = [  # (claim fields, verdict fields)
     ({"id": "bow-old-judge", "kind": "delta", "model": "toy-bow", "baseline": "toy-mlp", "split": "test",
       "metric": "error", "value": -2.0, "tolerance": 1.0},  # as a judge before store version 6 fields: nulls
      {"status": "inconclusive", "tier": "budget", "mean": -0.5, "n": 3, "delta": 1.5, "tags": None,
-      "machine_ids": None, "premises": None, "reason": "budget tier judges the sign only"}),
+      "machine_ids": None, "premises": None, "evidence": None, "reason": "budget tier judges the sign only"}),
 ]  # fmt: skip
 # (model, seed, accuracy, final train loss) of the budget runs whose logs the delta claims' curves are drawn from
 BUDGET_RUNS = [

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from harness import store
 from leaderboard import queries, ui
 from tests.conftest import REPO, make_record
-from tests.leaderboard.conftest import GPT_PDF, PLAN, build, toy_records
+from tests.leaderboard.conftest import GPT_PDF, MACHINES, PLAN, PUBLISHED, build, toy_records
 
 APP = REPO / "leaderboard" / "app.py"
 TOY = "toy-paper"
@@ -300,6 +300,11 @@ def test_the_paper_page_shows_each_claims_evidence(evidence_db: Path, monkeypatc
     )
     wide = budget.loc["wide-beats-narrow"]
     assert (wide["interval"], wide["p_value"], wide["p_holm"], wide["machines"]) == ("[0.9, 2.3]", 0.021, 0.084, 2)
+    assert (wide["evidence_text"], wide["others_text"]) == (
+        f"published · {MACHINES[0]} @ bcb08d8", f"✓ confirmed on {MACHINES[1]} (3 seeds)",
+    )  # fmt: skip
+    assert numbers.loc["mlp-accuracy", "others_text"] == f"re-run on {MACHINES[1]}: inconclusive (2 seeds)"
+    assert pd.isna(budget.loc["bow-old-judge", "evidence_text"])  # no evidence: a blank cell
     assert budget.loc["bow-beats-mlp", "tags_text"] == "premise-failed, constructed"
     assert budget.loc["wide-beats-bow", "excluded"] == "a loss of more than 0.7 points"
     assert at.selectbox(key="claim-detail").value == "wide-beats-narrow"  # ?claim= chose it
@@ -307,9 +312,15 @@ def test_the_paper_page_shows_each_claims_evidence(evidence_db: Path, monkeypatc
     assert "**reproduced** at tier `budget` :orange-badge[holm]" in text
     for line in ("Interval: [0.9, 2.3]", "p = 0.021, Holm p = 0.084", "Analysis: paired t over 3 seeds",
                  f"Plan: `{PLAN}`", "Machines: 2: `x86_64-avx2`, `x86_64-avx512`",
-                 "mcnemar over 297 examples: estimate +1.8, interval [0.4, 3.1], p = 0.011"):  # fmt: skip
+                 "mcnemar over 297 examples: estimate +1.8, interval [0.4, 3.1], p = 0.011",
+                 f"Machine: `{MACHINES[0]}`", "Commits: `bcb08d89be91` (clean working tree)", f"Records: {PUBLISHED}",
+                 f"Confirmed on: `{MACHINES[1]}`"):  # fmt: skip
         assert line in text, text
-    premises = at.dataframe[2].value  # after the two tables of claims
+    others = at.dataframe[2].value  # after the two tables of claims
+    assert others[["machine", "status", "n", "interval", "origins"]].values.tolist() == [
+        [MACHINES[1], "reproduced", 3, "[0.6, 2.2]", "local"]
+    ]
+    premises = at.dataframe[3].value
     assert premises[["id", "result", "detail"]].values.tolist() == [["baseline-learns", "pass", "61.3 > 50"]]
     spec, curves = charts(at)[-1]  # both arms' learning curves
     assert spec["spec"]["encoding"]["color"]["field"] == "model" and spec["facet"]["field"] == "name"
@@ -323,3 +334,9 @@ def test_the_paper_page_shows_each_claims_evidence(evidence_db: Path, monkeypatc
     assert "A null excludes: a loss of more than 0.7 points" in text and "Seeds needed: 12 per side" in text
     at.selectbox(key="claim-detail").select("bow-old-judge").run()  # the nulls of an older judge
     assert not at.exception and "Judges the direction at budget scale (the sign only)" in at.markdown[3].value
+    assert not any("What it rests on" in m.value for m in at.markdown)
+    at.selectbox(key="claim-detail").select("mlp-accuracy").run()
+    text = "\n".join(m.value for m in at.markdown)
+    assert "Commits: `3f2c1ab9d0e4`, `bcb08d89be91` (made from a dirty working tree)" in text, text
+    assert "Records: local (no published record set)" in text and "Confirmed on" not in text
+    assert at.dataframe[2].value["status"].tolist() == ["inconclusive"]

@@ -18,7 +18,7 @@ import pytest
 from harness import store
 from harness.records import write_record
 from tests.conftest import REPO, make_record
-from tests.leaderboard.conftest import free_port, wait_healthy
+from tests.leaderboard.conftest import MACHINES, PUBLISHED, free_port, wait_healthy
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -163,10 +163,13 @@ def test_the_evidence_in_chromium(evidence_db: Path) -> None:
         assert row + " | paired t over 3 seeds" in budget, budget
         assert "bow-beats-mlp | premise-failed | premise-failed, constructed | budget" in budget, budget
         assert "a loss of more than 0.7 points" in budget
+        assert f"published · {MACHINES[0]} @ bcb08d8 | ✓ confirmed on {MACHINES[1]} (3 seeds)" in budget, budget
         for text in ("Interval: [0.9, 2.3]", "p = 0.021, Holm p = 0.084", "Plan: ", "Machines: 2",
-                     "mcnemar over 297 examples", "Learning curves of both arms"):  # fmt: skip
+                     "mcnemar over 297 examples", "Learning curves of both arms", f"Records: {PUBLISHED}",
+                     "Confirmed on: ", "Judged apart on other machines"):  # fmt: skip
             page.get_by_text(text).first.wait_for(timeout=30_000)
-        assert "baseline-learns | baseline accuracy > 50 | pass | 61.3 > 50" in grid_text(page, 2)
+        assert f"{MACHINES[1]} | reproduced | 3 | 1.4 | [0.6, 2.2] | 0.03 | local" in grid_text(page, 2)
+        assert "baseline-learns | baseline accuracy > 50 | pass | 61.3 > 50" in grid_text(page, 3)
         curves = page.locator('[data-testid="stVegaLiteChart"]').count() - 1  # the last chart: both arms
         marks = chart_marks(page, curves, "model")
         assert {m.split("model: ")[1].split(";")[0] for m in marks} == {"toy-mlp", "toy-mlp-wide"}, marks

@@ -12,7 +12,19 @@ import yaml
 from harness import store
 from leaderboard import queries
 from tests.conftest import make_record
-from tests.leaderboard.conftest import FAILED, GPT_PDF, MACHINES, MCNEMAR, PASSED, PLAN, build, toy_records
+from tests.leaderboard.conftest import (
+    CONFIRMED,
+    FAILED,
+    GPT_PDF,
+    MACHINES,
+    MCNEMAR,
+    PASSED,
+    PLAN,
+    PUBLISHED,
+    UNDECIDED,
+    build,
+    toy_records,
+)
 
 TOY = "toy-paper"
 
@@ -100,6 +112,10 @@ def test_paper_claims_reported_against_measured(leaderboard_db: Path) -> None:
     assert (accuracy.status, accuracy.tier, accuracy.n, accuracy.seeds) == ("reproduced", "full", 3, [0, 1, 2])
     assert (accuracy.reported, accuracy.measured, accuracy.tolerance) == (95.0, pytest.approx(95.0), 2.0)
     assert accuracy.n_runs == 3
+    # as ingest judged it: the toy records' one machine (no CPU recorded) and commit, none of them published
+    assert accuracy.evidence["machine"] == "x86_64 (unrecorded cpu)" and accuracy.evidence["others"] == []
+    assert queries.evidence_text(accuracy.evidence) == "local · x86_64 (unrecorded cpu) @ 3f2c1ab"
+    assert queries.others_text(accuracy.evidence) is None
     macs = claims.loc["mlp-macs"]
     assert macs.status == "not-reproduced" and macs.delta == pytest.approx(0.001184 - 0.002)
     assert macs.command == ".venv/bin/harness run toy-paper --tier arch --model toy-mlp"
@@ -373,6 +389,7 @@ def test_paper_claims_carry_the_evidence(evidence_db: Path) -> None:
     assert claims.loc["wide-beats-bow", "excluded"] == "a loss of more than 0.7 points"
     old = claims.loc["bow-old-judge"]  # a judge before store version 6: nulls, its scale that of its tier
     assert (old.scale, old.tags, old.premises, old.examples, old.machine_ids) == ("budget", [], [], None, [])
+    assert (wide.evidence, claims.loc["mlp-accuracy", "evidence"], old.evidence) == (CONFIRMED, UNDECIDED, None)
     data = queries.reported_vs_measured(queries.paper_claims(evidence_db, TOY))
     assert sorted(data[data["layer"] == "claim"]["claim_id"]) == ["mlp-accuracy", "mlp-macs", "mlp-params"]
 
@@ -385,3 +402,19 @@ def test_a_delta_claims_two_arms_have_their_training_curves(evidence_db: Path) -
     assert last.to_dict() == pytest.approx({"toy-mlp": 0.42, "toy-mlp-wide": 0.30})
     assert len(queries.claim_logs(evidence_db, TOY, "wide-beats-narrow", per_model=1)) == 2  # the smallest seeds
     assert queries.claim_logs(evidence_db, TOY, "mlp-macs").empty  # an arch profile trains nothing
+
+
+def test_what_a_verdict_rests_on_in_a_cell(evidence_db: Path) -> None:
+    """The Evidence cell names the records' origin, machine and commit; the Other machines cell each machine whose
+    own records were judged apart: confirmed where its status is the verdict's, else its status. No evidence: blank."""
+    claims = queries.paper_claims(evidence_db, TOY).set_index("claim_id")
+    wide, accuracy, old = (claims.loc[c, "evidence"] for c in ("wide-beats-narrow", "mlp-accuracy", "bow-old-judge"))
+    assert queries.evidence_text(wide) == f"published · {MACHINES[0]} @ bcb08d8"
+    assert queries.others_text(wide) == f"✓ confirmed on {MACHINES[1]} (3 seeds)"
+    assert queries.evidence_text(accuracy) == f"local · {MACHINES[0]} @ 3f2c1ab +1 (dirty)"
+    assert queries.others_text(accuracy) == f"re-run on {MACHINES[1]}: inconclusive (2 seeds)"
+    assert queries.evidence_text(old) is None and queries.others_text(old) is None
+    mixed = {"machine": None, "commits": [], "origins": ["local", PUBLISHED],  # the judged machine's records failed
+             "others": [{"machine": "m", "status": "not-reproduced", "n": 6}]}  # fmt: skip
+    assert queries.evidence_text(mixed) == "published + local"
+    assert queries.others_text(mixed, "trend") == "re-run on m: not-reproduced (6 points)"  # a trend's n: points
