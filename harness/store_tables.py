@@ -19,7 +19,8 @@ from harness.records import MAX_RECORD_BYTES
 
 STORE_VERSION = 7  # 3: runs.parents; 4: incremental ingest (rows taken from each record's JSON by DuckDB); 5: papers;
 
-# 6: verdicts' evidence (scale, analysis, interval, p-values, premises, plan, machines, tags) and claims' judging fields;
+# 6: verdicts' evidence (scale, analysis, interval, p-values, premises, plan, machines, tags) and claims' judging
+# fields;
 # 7: verdicts.evidence (the machine, commits and published set a verdict rests on; other machines judged apart)
 MAX_OBJECT_BYTES = 2 * MAX_RECORD_BYTES  # the largest record line DuckDB's JSON reader is asked to take
 
