@@ -421,12 +421,29 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     from harness.records import RUNS_DIR
     from harness.rescore import find_record, rescore
 
+    if (args.run is None) == (args.published is None):
+        raise HarnessError("give a run id (or record file), or --published PAPER")
+    if args.published is not None:
+        return _rescore_published(args.published, args.json)
     path = find_record(args.run, RUNS_DIR)
     rows = rescore(path)
     _emit(rows, args.json, ["metric", "recorded", "rescored", "agrees"])
     disagree = [row["metric"] for row in rows if row["agrees"] is False]
     if disagree:
         print(f"harness: {path}: re-scoring disagrees with the record on {', '.join(disagree)}", file=sys.stderr)
+    return 1 if disagree else 0
+
+
+def _rescore_published(paper: str, as_json: bool) -> int:
+    """Install the paper's published sets, then score every record that kept predictions again from those files."""
+    from harness.rescore import rescore_published
+
+    rows = rescore_published(registry.reproduction(paper))
+    _emit(rows, as_json, ["run_id", "metric", "recorded", "rescored", "agrees"])
+    disagree = [row for row in rows if row["agrees"] is False]
+    runs = len({row["run_id"] for row in rows})
+    print(f"re-scored {runs} published run(s) of {paper!r} from their kept predictions: {len(disagree)} disagree",
+          file=sys.stderr)  # fmt: skip
     return 1 if disagree else 0
 
 
@@ -513,7 +530,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--references", required=True)
     p.add_argument("--predictions", required=True)
     p = command("rescore", "score a run's kept predictions again and compare with its record (exit 1 if they differ)")
-    p.add_argument("run", help="a run id (in results/runs/) or a record file")
+    p.add_argument("run", nargs="?", help="a run id (in results/runs/) or a record file")
+    p.add_argument("--published", metavar="PAPER", help="every run of the paper's published record sets instead")
     p = command("ingest", "load run records into results/harness.duckdb (idempotent)")
     p.add_argument("files", nargs="*", type=Path, help="record files or folders (default: results/runs/)")
     p.add_argument("--rebuild", action="store_true", help="build the whole database afresh from results/runs/")

@@ -46,6 +46,7 @@ SCHEMA = "harness.recordset/1"
 RECORDS_DIR = "records"  # under a paper's folder: one subfolder per set
 MANIFEST = "manifest.json"
 MAX_BLOB_BYTES = 8 << 20  # a cited file larger than this (a checkpoint) is not published
+KEPT = ("predictions", "references")  # the files a record's verdict evidence is re-scored from: never left out
 SKIPPED_SUFFIXES = (".ckpt", ".pt", ".pth", ".safetensors")  # weights are re-made by `harness verify`, not shipped
 
 
@@ -278,6 +279,9 @@ def publish(
         target = folder / "runs" / source.name
         if not target.exists():
             atomic_write_bytes(target, data)
+        missing = [v for k, v in record.artifacts.items() if k in KEPT and not (results_dir / v).is_file()]
+        if missing:
+            raise HarnessError(f"{source}: its kept {missing[0]!r} is not under {results_dir}: the set would lack it")
         files = {}
         for relative, path in _cited_files(record, results_dir).items():
             content = path.read_bytes()

@@ -95,3 +95,19 @@ def _row(metric: str, value: float, scored: Mapping[str, float]) -> dict[str, An
     both_nan = got is not None and math.isnan(got) and math.isnan(value)
     agrees = None if got is None else both_nan or math.isclose(got, value, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
     return {"metric": metric, "recorded": value, "rescored": got, "agrees": agrees}
+
+
+def rescore_published(repro: Any, runs_dir: Path | None = None) -> list[dict[str, Any]]:
+    """Install the paper's published record sets (harness.published), then score each of their records that kept
+    predictions again: one row per run and metric, with ``run_id``. A set that fails its hashes is an error."""
+    from harness.published import install_all
+    from harness.records import RUNS_DIR
+
+    done = install_all([repro], runs_dir or RUNS_DIR)
+    if done.errors:
+        raise HarnessError("; ".join(done.errors))
+    rows = []
+    for path in done.records:
+        if "predictions" in read_record(path).artifacts:
+            rows += [{"run_id": path.stem, **row} for row in rescore(path)]
+    return rows

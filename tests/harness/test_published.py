@@ -150,3 +150,11 @@ def test_publishing_a_run_that_is_not_there_is_an_error(tmp_path: Path) -> None:
         publish(paper, ["toy-paper.nope.s0"], "budget", runs_dir=tmp_path / "results" / "runs")
     with pytest.raises(HarnessError, match="record set name"):
         publish(paper, ["x"], "Budget Set", runs_dir=tmp_path / "results" / "runs")
+
+
+def test_a_run_whose_kept_predictions_are_gone_is_not_published(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    run_id = a_run(tmp_path / "results", 0)
+    (tmp_path / "results" / "artifacts" / run_id / "e0" / "predictions.csv").unlink()
+    with pytest.raises(HarnessError, match="its kept 'artifacts/.*predictions.csv' is not under"):
+        publish(repro(tmp_path), [run_id], "budget", runs_dir=tmp_path / "results" / "runs")

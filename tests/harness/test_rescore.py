@@ -72,3 +72,21 @@ def test_missing_predictions_and_unknown_runs_are_one_line_errors(tmp_path: Path
         rescore(bare)
     with pytest.raises(HarnessError, match="neither a record file nor a run id"):
         find_record("no-such-run", tmp_path / "results" / "runs")
+
+
+def test_rescore_published_scores_the_shipped_runs_from_their_shipped_predictions(tmp_path: Path) -> None:
+    """A fresh clone re-scores the published records from the predictions the set ships, not from the files of the
+    machine that made them (those are gone here)."""
+    from types import SimpleNamespace
+
+    from harness.published import publish
+    from harness.rescore import rescore_published
+
+    made = tmp_path / "elsewhere" / "results"
+    path = kept_run(made)
+    paper = SimpleNamespace(id="toy-paper", root=tmp_path / "paper", plan_path=tmp_path / "paper" / "plan.yaml")
+    publish(paper, [path.stem], "budget", runs_dir=made / "runs")
+    shutil.rmtree(made)
+    rows = rescore_published(paper, tmp_path / "clone" / "results" / "runs")
+    assert {row["metric"] for row in rows} == {"top1", "error"} and all(row["agrees"] for row in rows)
+    assert {row["run_id"] for row in rows} == {path.stem}
