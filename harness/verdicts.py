@@ -378,22 +378,25 @@ def judge(
     ours = [r for r in usable if r.tier == tier]
     base = [r for r in records if claim.baseline and matches(claim, r, baseline=True) and r.tier == tier]
     base = [r for r in base if r.status == "ok"]
-    groups = _by_machine(ours + base)
+    origins = origins or {}
+    source = lambda r: (machine_key(r.provenance.hardware), origins.get(r.run_id, "local"))  # noqa: E731
+    groups = _by_source(ours + base, source)
     primary = _primary(groups, plan.entry(claim.id) if plan and tier == "budget" else None)
-    on = lambda rs, machine: [r for r in rs if machine_key(r.provenance.hardware) == machine]  # noqa: E731
+    on = lambda rs, key: [r for r in rs if source(r) == key]  # noqa: E731
     judged = _judge_tier(verdict, claim, on(ours, primary), on(base, primary), records, plan, tier, results_dir)
     if failed:
         verdict.reason += f"; {len(failed)} failed/diverged run(s) not counted"
     others = []
-    for machine in groups:
-        if machine != primary:
+    for key in groups:
+        if key != primary:
             other = _new_verdict(claim)
             other.tier, other.scale = verdict.tier, verdict.scale
-            _judge_tier(other, claim, on(ours, machine), on(base, machine), records, plan, tier, results_dir)
-            others.append((machine, other))
-    _record_evidence(verdict, judged, others, origins or {})
+            _judge_tier(other, claim, on(ours, key), on(base, key), records, plan, tier, results_dir)
+            others.append((key, other))
+    _record_evidence(verdict, judged, others, origins)
     if others and verdict.machine_ids:
-        verdict.machine_ids, verdict.machines = sorted(groups), len(groups)
+        verdict.machine_ids = sorted({machine for machine, _ in groups})
+        verdict.machines = len(verdict.machine_ids)
     return verdict
 
 
@@ -412,60 +415,61 @@ def _judge_tier(
     return ours + base
 
 
-def _by_machine(records: Sequence[RunRecord]) -> dict[str, list[RunRecord]]:
-    groups: dict[str, list[RunRecord]] = {}
+def _by_source(records: Sequence[RunRecord], source: Any) -> dict[tuple[str, str], list[RunRecord]]:
+    """The records of each (machine, origin): a published set, or the runs made here (``local``)."""
+    groups: dict[tuple[str, str], list[RunRecord]] = {}
     for record in records:
-        groups.setdefault(machine_key(record.provenance.hardware), []).append(record)
+        groups.setdefault(source(record), []).append(record)
     return groups
 
 
-def _primary(groups: dict[str, list[RunRecord]], entry: PlannedClaim | None) -> str | None:
-    """The machine a verdict rests on when records come from several: the one with the most seeds (the planned seeds,
-    under a plan), then the one whose records came first. The others' records are judged apart (``evidence``)."""
+def _primary(groups: dict[tuple[str, str], list[RunRecord]], entry: PlannedClaim | None) -> tuple[str, str] | None:
+    """The (machine, origin) a verdict rests on when records come from several machines or sets: the one with the
+    most seeds (the planned seeds, under a plan), then the one whose records came first. The others' records are
+    judged apart (``evidence``): re-runs of the same seeds are neither pooled as more seeds nor let replace them."""
     if not groups:
         return None
 
-    def rank(machine: str) -> tuple[int, Any]:
-        seeds = {r.seed for r in groups[machine]}
+    def rank(key: tuple[str, str]) -> tuple[int, Any]:
+        seeds = {r.seed for r in groups[key]}
         if entry is not None:
             seeds &= set(entry.seeds)
-        return (-len(seeds), min(r.finished_at for r in groups[machine]))
+        return (-len(seeds), min(r.finished_at for r in groups[key]))
 
     return min(groups, key=rank)
 
 
 def _record_evidence(
-    verdict: Verdict, judged: list[RunRecord], others: list[tuple[str, Verdict]], origins: dict[str, str]
+    verdict: Verdict, judged: list[RunRecord], others: list[tuple[tuple[str, str], Verdict]], origins: dict[str, str]
 ) -> None:
     """What the verdict rests on (machine, commits, whether the records were published), and each other machine's
-    verdict over its own records: agreement across machines is judged as verdicts, never as bits."""
+    (or set's) verdict over its own records: agreement across machines is judged as verdicts, never as bits."""
     if not judged and not others:
         return
-    shown = judged
     verdict.evidence = {
-        "machine": machine_key(shown[0].provenance.hardware) if shown else None,
-        "commits": sorted({(r.provenance.git_sha or "unknown")[:12] for r in shown}),
-        "dirty": any(r.provenance.git_dirty for r in shown),
-        "origins": sorted({origins.get(r.run_id, "local") for r in shown}),
+        "machine": machine_key(judged[0].provenance.hardware) if judged else None,
+        "commits": sorted({(r.provenance.git_sha or "unknown")[:12] for r in judged}),
+        "dirty": any(r.provenance.git_dirty for r in judged),
+        "origins": sorted({origins.get(r.run_id, "local") for r in judged}),
         "others": [
             {
                 "machine": machine, "status": other.status, "n": other.n, "mean": other.mean, "low": other.low,
-                "high": other.high, "p_value": other.p_value, "run_ids": other.run_ids,
-                "origins": sorted({origins.get(run_id, "local") for run_id in other.run_ids}),
+                "high": other.high, "p_value": other.p_value, "run_ids": other.run_ids, "origins": [origin],
             }
-            for machine, other in others
+            for (machine, origin), other in others
         ],
-        "confirmed_on": [
-            machine for machine, other in others if other.status == verdict.status and other.status in DECIDED
-        ],
+        "confirmed_on": list(dict.fromkeys(
+            machine for (machine, _), other in others if other.status == verdict.status and other.status in DECIDED
+        )),
     }  # fmt: skip
-    for machine, other in others:
+    for (machine, origin), other in others:
+        where = f"{machine} ({origin})"
         if other.status in DECIDED and verdict.status in DECIDED and other.status != verdict.status:
             if "fragile" not in verdict.tags:
                 verdict.tags.append("fragile")
-            verdict.reason += f"; fragile: the records of {machine} alone give {other.status}"
+            verdict.reason += f"; fragile: the records of {where} alone give {other.status}"
         else:
-            verdict.reason += f"; judged apart on {machine}: {other.status} over {other.n} seed(s)"
+            verdict.reason += f"; judged apart on {where}: {other.status} over {other.n} seed(s)"
 
 
 def _evaluate(verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord], tier: str) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +52,15 @@ def planned_recipes(repro: Any, plan: Plan, tier: str) -> dict[str, tuple[Path, 
     return found
 
 
-def _local_runs(runs_dir: Path, paper: str, machine: str, plan: Plan) -> dict[tuple[str, int], RunRecord]:
-    """This machine's records of the paper made after the plan was fixed: (recipe hash, seed) -> record."""
+def _local_runs(
+    runs_dir: Path, paper: str, machine: str, plan: Plan, shipped: Collection[str]
+) -> dict[tuple[str, int], RunRecord]:
+    """This machine's records of the paper made after the plan was fixed, not from a published set (``shipped``,
+    their run ids: a set made on the same kind of machine is still not a re-run): (recipe hash, seed) -> record."""
     found: dict[tuple[str, int], RunRecord] = {}
     for path in sorted(runs_dir.glob(f"{paper}.*.json")) if runs_dir.is_dir() else []:
+        if path.stem in shipped:
+            continue
         try:
             record = read_record(path)
         except HarnessError:
@@ -93,7 +98,8 @@ def verify(
         raise HarnessError(
             f"--seeds {list(seeds)}: none of them is planned ({sorted({s for e in plan.claims for s in e.seeds})})"
         )
-    done = _local_runs(runs_dir, repro.id, machine, plan)
+    origin = published.origins([repro])
+    done = _local_runs(runs_dir, repro.id, machine, plan, origin)
     todo = [(label, seed) for label, seed in wanted if (recipes[label][2], seed) not in done]
     if dry_run:
         return {"paper": repro.id, "machine": machine, "to_run": [f"{label} seed {seed}" for label, seed in todo]}
@@ -103,8 +109,7 @@ def verify(
     result = ingest(runs_dir=runs_dir, db_path=runs_dir.parent / "harness.duckdb")
     if result.errors:
         raise HarnessError("; ".join(result.errors))
-    done = _local_runs(runs_dir, repro.id, machine, plan)
-    origin = published.origins([repro])
+    done = _local_runs(runs_dir, repro.id, machine, plan, origin)
     by_recipe = _published_runs(installed.records, origin, plan)
     rows = report.read(repro.id, runs_dir.parent / "harness.duckdb")
     doc = {

@@ -288,13 +288,20 @@ def test_a_verdict_rests_on_one_machine_and_judges_each_other_machine_apart() ->
     flipped += side([85.0, 85.1, 84.9, 85.2], "toy-mlp-wide", xeon, "x", **later)
     contradicted = judge(delta(), published + flipped, make_plan(published + flipped, claims=("c",)))
     assert contradicted.status == "reproduced" and "fragile" in contradicted.tags
-    assert "the records of Intel Xeon Platinum 8481C / avx512 alone give not-reproduced" in contradicted.reason
+    assert "the records of Intel Xeon Platinum 8481C / avx512 (local) alone give not-reproduced" in contradicted.reason
     assert contradicted.evidence["confirmed_on"] == []
 
     fewer = here[:2] + here[4:6]  # a sample of two seeds re-run: the stopping rule is not met there, nothing confirmed
     sampled = judge(delta(), published + fewer, make_plan(published + fewer, claims=("c",)))
     assert sampled.evidence["others"][0]["status"] == "inconclusive" and sampled.evidence["confirmed_on"] == []
     assert sampled.status == "reproduced" and "fragile" not in sampled.tags
+
+    # the same kind of machine, run again here: still apart from the published set (never replacing it by seed)
+    again = side([90.0, 90.1, 89.9, 90.0], "toy-mlp", epyc, "x", **later)
+    again += side([95.0, 95.1, 94.9, 95.2], "toy-mlp-wide", epyc, "x", **later)
+    same = judge(delta(), published + again, make_plan(published + again, claims=("c",)), origins=origins)
+    assert set(same.run_ids) == {r.run_id for r in published} and same.machines == 1
+    assert same.evidence["others"][0]["origins"] == ["local"] and same.evidence["confirmed_on"] == ["AMD EPYC / avx512"]
 
 
 # --- 7. architecture claims ----------------------------------------------------------------------------------------
