@@ -455,6 +455,7 @@ def _record_evidence(
             {
                 "machine": machine, "status": other.status, "n": other.n, "mean": other.mean, "low": other.low,
                 "high": other.high, "p_value": other.p_value, "run_ids": other.run_ids, "origins": [origin],
+                "confirms": other.status == verdict.status and other.status in DECIDED,
             }
             for (machine, origin), other in others
         ],

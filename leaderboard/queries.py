@@ -394,7 +394,7 @@ def others_text(evidence: dict[str, Any] | None, kind: str = "scalar") -> str | 
     parts = []
     for other in evidence.get("others") or []:
         count = f" ({count_text(other.get('n'), kind)})" if other.get("n") is not None else ""
-        if other["machine"] in confirmed:
+        if other.get("confirms", other["machine"] in confirmed):
             parts.append(f"✓ confirmed on {other['machine']}{count}")
         else:
             parts.append(f"re-run on {other['machine']}: {other.get('status')}{count}")
