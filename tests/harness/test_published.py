@@ -158,3 +158,19 @@ def test_a_run_whose_kept_predictions_are_gone_is_not_published(tmp_path: Path, 
     (tmp_path / "results" / "artifacts" / run_id / "e0" / "predictions.csv").unlink()
     with pytest.raises(HarnessError, match="its kept 'artifacts/.*predictions.csv' is not under"):
         publish(repro(tmp_path), [run_id], "budget", runs_dir=tmp_path / "results" / "runs")
+
+
+def test_a_papers_stage_installs_its_sets_and_names_a_refused_one(made, tmp_path: Path, monkeypatch, capsys) -> None:
+    """dvc repro's stage of a paper installs the paper's published sets before its ingest (harness.pipeline_stage)."""
+    from harness import pipeline_stage
+
+    paper, run_ids = made
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    monkeypatch.chdir(clone)
+    assert pipeline_stage._install_published(paper) == 2
+    assert sorted(p.stem for p in (clone / "results" / "runs").glob("*.json")) == sorted(run_ids)
+    assert "published: 2 record(s) (2 new) from published toy-paper/budget" in capsys.readouterr().err
+    (paper.root / "records" / "budget" / "runs" / f"{run_ids[0]}.json").write_text("{}")
+    assert pipeline_stage._install_published(paper) == 0
+    assert "not installed" in capsys.readouterr().err
