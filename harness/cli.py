@@ -247,12 +247,8 @@ def _install_published(papers: list[str] | None) -> list[str]:
         return []
     repros = [registry.reproduction(p) for p in papers] if papers else list(registry.reproductions().values())
     done = install_all(repros)
-    if done.sets:
-        print(
-            f"published: {len(done.sets)} record set(s), {len(done.records)} record(s) ({done.added} new) in "
-            "results/runs/",
-            file=sys.stderr,
-        )
+    if summary := done.summary():
+        print(summary, file=sys.stderr)
     return done.errors
 
 

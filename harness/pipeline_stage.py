@@ -120,9 +120,8 @@ def _install_published(repro: Any) -> int:
     done = install_all([repro], RUNS_DIR)
     for error in done.errors:
         print(f"harness: error: {error}", file=sys.stderr)
-    if done.sets:
-        names = ", ".join(s.label for s in done.sets)
-        print(f"published: {len(done.records)} record(s) ({done.added} new) from {names}", file=sys.stderr)
+    if summary := done.summary():
+        print(summary, file=sys.stderr)
     return len(done.records)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +87,13 @@ class Installed:
     added: int = 0
     sets: list[RecordSet] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+
+    def summary(self) -> str | None:
+        """One line for standard error: how many records from which sets (None when none was installed)."""
+        if not self.sets:
+            return None
+        names = ", ".join(s.label for s in self.sets)
+        return f"published: {len(self.records)} record(s) ({self.added} new) from {names}"
 
 
 def _sha256(data: bytes) -> str:
@@ -221,18 +229,24 @@ def install_all(repros: Iterable[Any], runs_dir: Path = RUNS_DIR) -> Installed:
     return done
 
 
+def labels(sets: Iterable[RecordSet]) -> dict[str, str]:
+    """Run id -> the label of the (first) given set that ships it."""
+    found: dict[str, str] = {}
+    for record_set in sets:
+        for run_id in record_set.run_ids():
+            found.setdefault(run_id, record_set.label)
+    return found
+
+
 def origins(repros: Iterable[Any]) -> dict[str, str]:
     """Run id -> the label of the published set that ships it (sets that cannot be read are left out)."""
-    found: dict[str, str] = {}
+    sets: list[RecordSet] = []
     for repro in repros:
         try:
-            sets = paper_sets(repro)
+            sets += paper_sets(repro)
         except HarnessError:
             continue
-        for record_set in sets:
-            for run_id in record_set.run_ids():
-                found.setdefault(run_id, record_set.label)
-    return found
+    return labels(sets)
 
 
 def _cited_files(record: RunRecord, results_dir: Path) -> dict[str, Path]:
@@ -255,8 +269,6 @@ def publish(
 ) -> RecordSet:
     """Make or extend the set ``name`` of the paper with the given runs (and the runs they started from): runs
     already in the set stay, so a set only grows. Returns the set as written."""
-    import re
-
     if not re.fullmatch(RUN_ID_PATTERN, name):
         raise HarnessError(f"record set name {name!r}: use lowercase letters, digits, '.', '_' and '-'")
     folder = sets_folder(repro) / name

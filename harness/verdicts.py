@@ -446,23 +446,22 @@ def _record_evidence(
     (or set's) verdict over its own records: agreement across machines is judged as verdicts, never as bits."""
     if not judged and not others:
         return
+    shown = [
+        {
+            "machine": machine, "status": other.status, "n": other.n, "mean": other.mean, "low": other.low,
+            "high": other.high, "p_value": other.p_value, "run_ids": other.run_ids, "origins": [origin],
+            "confirms": other.status == verdict.status and other.status in DECIDED,
+        }
+        for (machine, origin), other in others
+    ]  # fmt: skip
     verdict.evidence = {
         "machine": machine_key(judged[0].provenance.hardware) if judged else None,
         "commits": sorted({(r.provenance.git_sha or "unknown")[:12] for r in judged}),
         "dirty": any(r.provenance.git_dirty for r in judged),
         "origins": sorted({origins.get(r.run_id, "local") for r in judged}),
-        "others": [
-            {
-                "machine": machine, "status": other.status, "n": other.n, "mean": other.mean, "low": other.low,
-                "high": other.high, "p_value": other.p_value, "run_ids": other.run_ids, "origins": [origin],
-                "confirms": other.status == verdict.status and other.status in DECIDED,
-            }
-            for (machine, origin), other in others
-        ],
-        "confirmed_on": list(dict.fromkeys(
-            machine for (machine, _), other in others if other.status == verdict.status and other.status in DECIDED
-        )),
-    }  # fmt: skip
+        "others": shown,
+        "confirmed_on": list(dict.fromkeys(other["machine"] for other in shown if other["confirms"])),
+    }
     for (machine, origin), other in others:
         where = f"{machine} ({origin})"
         if other.status in DECIDED and verdict.status in DECIDED and other.status != verdict.status:
@@ -643,7 +642,8 @@ def _power(verdict: Verdict, claim: Claim, entry: PlannedClaim) -> None:
 
 
 def _fragility(verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list[RunRecord], tier: str) -> None:
-    """Fragile: one seed fewer, or the records of one machine alone, would give another status."""
+    """Fragile: one seed fewer would give another status. (The records a verdict rests on come from one machine
+    and origin; another machine's own status that contradicts it is :func:`_record_evidence`'s.)"""
     if verdict.status not in DECIDED or tier in DETERMINISTIC_TIERS:
         return
     for seed in sorted({r.seed for r in ours + base}):
@@ -652,14 +652,6 @@ def _fragility(verdict: Verdict, claim: Claim, ours: list[RunRecord], base: list
             verdict.tags.append("fragile")
             verdict.reason += f"; fragile: without seed {seed} it would be {other}"
             return
-    if verdict.machines > 1:
-        for machine in verdict.machine_ids:
-            on = lambda rs: [r for r in rs if machine_key(r.provenance.hardware) == machine]  # noqa: E731, B023
-            other = _status_of(claim, on(ours), on(base), tier)
-            if other != verdict.status:
-                verdict.tags.append("fragile")
-                verdict.reason += f"; fragile: the records of {machine} alone give {other}"
-                return
 
 
 def _status_of(claim: Claim, ours: list[RunRecord], base: list[RunRecord], tier: str) -> str:

@@ -98,7 +98,7 @@ def verify(
         raise HarnessError(
             f"--seeds {list(seeds)}: none of them is planned ({sorted({s for e in plan.claims for s in e.seeds})})"
         )
-    origin = published.origins([repro])
+    origin = published.labels(installed.sets)
     done = _local_runs(runs_dir, repro.id, machine, plan, origin)
     todo = [(label, seed) for label, seed in wanted if (recipes[label][2], seed) not in done]
     if dry_run:
@@ -111,11 +111,12 @@ def verify(
         raise HarnessError("; ".join(result.errors))
     done = _local_runs(runs_dir, repro.id, machine, plan, origin)
     by_recipe = _published_runs(installed.records, origin, plan)
+    metrics = _judged_metrics(plan)
     rows = report.read(repro.id, runs_dir.parent / "harness.duckdb")
     doc = {
         "paper": repro.id, "machine": machine, "plan": plan.path, "seeds": sorted({s for _, s in wanted}),
         "runs_made": len(todo),
-        "recipes": [_compare(label, recipes[label][2], plan, by_recipe, done) for label in recipes],
+        "recipes": [_compare(label, recipes[label][2], metrics, by_recipe, done) for label in recipes],
         "claims": [_claim_row(row, machine) for row in rows if plan.entry(row["claim_id"])],
     }  # fmt: skip
     out = runs_dir.parent / VERIFY_DIR / f"{repro.id}.json"
@@ -133,16 +134,17 @@ def _published_runs(paths: Sequence[Path], origin: dict[str, str], plan: Plan) -
     return found
 
 
-def _metric(record: RunRecord, plan: Plan) -> tuple[str, float] | None:
-    """The record's value of the metric its planned claims judge (the first planned claim's metric it carries)."""
+def _judged_metrics(plan: Plan) -> list[str]:
+    """The metrics the plan's claims judge, in plan order (the claims file is read once)."""
     from harness.claims import registered_claims
 
     claims = {c.id: c for c in registered_claims(plan.paper)}
-    for entry in plan.claims:
-        claim = claims.get(entry.claim)
-        if claim is not None and claim.metric in record.metrics:
-            return claim.metric, record.metrics[claim.metric]
-    name = next(iter(sorted(record.metrics)), None)
+    return list(dict.fromkeys(claims[e.claim].metric for e in plan.claims if e.claim in claims))
+
+
+def _metric(record: RunRecord, metrics: Sequence[str]) -> tuple[str, float] | None:
+    """The record's value of the first judged metric it carries (else its first metric by name)."""
+    name = next((m for m in metrics if m in record.metrics), None) or next(iter(sorted(record.metrics)), None)
     return (name, record.metrics[name]) if name else None
 
 
@@ -159,7 +161,7 @@ def _spread(values: list[float]) -> dict[str, Any]:
 def _compare(
     label: str,
     recipe: str,
-    plan: Plan,
+    metrics: Sequence[str],
     theirs: dict[tuple[str, int], RunRecord],
     mine: dict[tuple[str, int], RunRecord],
 ) -> dict[str, Any]:
@@ -168,7 +170,7 @@ def _compare(
     metric, published_values, local_values, differences = None, [], [], []
     for seed in seeds:
         a, b = theirs.get((recipe, seed)), mine.get((recipe, seed))
-        va, vb = (_metric(a, plan) if a else None), (_metric(b, plan) if b else None)
+        va, vb = (_metric(a, metrics) if a else None), (_metric(b, metrics) if b else None)
         metric = metric or (va or vb or (None,))[0]
         if va:
             published_values.append(va[1])
