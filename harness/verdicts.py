@@ -371,6 +371,11 @@ def judge(
     failed = [r for r in matching if r.status != "ok"]
     usable = [r for r in matching if r.status == "ok"]
     tier = _best_tier(usable, JUDGING_TIERS[claim.kind])
+    entry = plan.entry(claim.id) if plan else None
+    if tier is None and entry is not None and entry.untestable:  # judged untestable whether or not it was run
+        verdict.tier, verdict.scale = "budget", "budget"
+        _untestable(verdict, plan, entry, [])
+        return verdict
     if tier is None:
         _explain_not_run(verdict, usable, failed)
         return verdict
@@ -546,12 +551,10 @@ def _judge_under_plan(
             f"no committed plan for this budget claim: its records are shown, not judged (unplanned: {shown})"
         )
         return [], []
-    verdict.plan = plan.path
     if entry.untestable:
-        verdict.status, verdict.tags = "untestable", [*verdict.tags, "untestable"]
-        verdict.run_ids = [r.run_id for r in ours + base]
-        verdict.reason = f"the plan marks this claim untestable at the budget tier: {entry.untestable}"
+        _untestable(verdict, plan, entry, ours + base)
         return [], []
+    verdict.plan = plan.path
     matching = len(ours) + len(base)
     ours, base = ([r for r in rs if on_plan(plan, entry, r) is None] for rs in (ours, base))
     verdict.off_plan = matching - len(ours) - len(base)
@@ -580,6 +583,14 @@ def _judge_under_plan(
     if verdict.off_plan:
         verdict.reason += f"; {verdict.off_plan} record(s) off the plan shown, not judged"
     return (ours, base) if verdict.status in JUDGED else ([], [])
+
+
+def _untestable(verdict: Verdict, plan: Plan, entry: PlannedClaim, shown: list[RunRecord]) -> None:
+    """The plan says no affordable budget design can test this claim (its reason, with the numbers)."""
+    verdict.plan = plan.path
+    verdict.status, verdict.tags = "untestable", [*verdict.tags, "untestable"]
+    verdict.run_ids = [r.run_id for r in shown]
+    verdict.reason = f"the plan marks this claim untestable at the budget tier: {entry.untestable}"
 
 
 RESTING = {"seeds": "the seed-level interval", "paired": "the paired test over examples",

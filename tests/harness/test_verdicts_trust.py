@@ -206,6 +206,9 @@ def test_a_plan_too_small_for_its_smallest_effect_is_refused_or_untestable(tmp_p
     records = arm([90.0, 90.2, 89.8], "toy-mlp") + arm([91.0, 91.2, 91.1], "toy-mlp-wide")
     verdict = judge(delta(), records, plan)
     assert verdict.status == "untestable" and "17 seeds" in verdict.reason
+    unrun = judge(delta(), [], plan)  # no runs at all: still untestable, not "not run"
+    assert unrun.status == "untestable" and unrun.tier == "budget" and "17 seeds" in unrun.reason
+    assert unrun.plan == plan.path
 
 
 def test_the_recipe_hash_ignores_seed_and_data_root_but_not_the_recipe() -> None:
