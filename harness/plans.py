@@ -198,8 +198,17 @@ def recipe_hash(config: dict[str, Any] | None) -> str | None:
         data["init_args"].pop("data_root", None)
     if "init_from" in key:
         parents = key["init_from"] if isinstance(key["init_from"], list) else [key["init_from"]]
-        key["init_from"] = [{k: p[k] for k in PARENT_RECIPE_KEYS if k in p} for p in parents if isinstance(p, dict)]
+        key["init_from"] = [_parent_recipe(p) for p in parents if isinstance(p, dict)]
     return canonical_hash(key)[:16]
+
+
+def _parent_recipe(parent: dict[str, Any]) -> dict[str, Any]:
+    """A parent as part of its child's recipe: its config and what is loaded, and whether every seed starts from one
+    upstream run (a pinned seed) or each from its own (the run's seed): a different design, so a different recipe."""
+    recipe = {k: parent[k] for k in PARENT_RECIPE_KEYS if k in parent}
+    if "seed" not in parent:
+        recipe["seed"] = "run"
+    return recipe
 
 
 def seeds_needed(effect: float, std: float, alpha: float = 0.05, paired: bool = False, power: float = POWER) -> int:

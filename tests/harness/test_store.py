@@ -128,6 +128,7 @@ def test_ingest_judges_once_and_the_report_reads_its_table(paths) -> None:
     """The report is the verdicts table as ingest wrote it: the same rows, in claims-file order, as judging the
     claims over the records directly; and the trend points are those the trend verdict rests on."""
     from harness.claims import registered_claims
+    from harness.plans import paper_plan
     from harness.verdicts import judge_all
 
     runs, db = paths
@@ -139,7 +140,8 @@ def test_ingest_judges_once_and_the_report_reads_its_table(paths) -> None:
     for record in records:
         write_record(record, runs)
     assert store.ingest(runs_dir=runs, db_path=db).errors == []
-    expected = [v.report() for v in judge_all(registered_claims(), records)]
+    plans = {r.id: paper_plan(r) for r in registry.reproductions().values() if r.plan_path.exists()}
+    expected = [v.report() for v in judge_all(registered_claims(), records, plans)]
     assert reported(db_path=db) == expected
     assert reported("toy-paper", db_path=db) == [row for row in expected if row["paper"] == "toy-paper"]
     assert table(db, "SELECT x, y, model FROM trend_points WHERE claim_id = 'accuracy-grows-with-width'") == [

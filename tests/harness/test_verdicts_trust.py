@@ -215,6 +215,12 @@ def test_the_recipe_hash_ignores_seed_and_data_root_but_not_the_recipe() -> None
     config = {"seed": 0, "model": "m", "data": {"init_args": {"data_root": "/a", "n": 1}}}
     same = {"seed": 3, "model": "m", "data": {"init_args": {"data_root": "/b", "n": 1}}}
     other = {"seed": 0, "model": "m", "data": {"init_args": {"data_root": "/a", "n": 2}}}
+    shared = {"seed": 0, "model": "m", "init_from": {"config": "lm.yaml", "seed": 0, "run": "lm.s0.abc"}}
+    shared_again = {"seed": 4, "model": "m", "init_from": {"config": "lm.yaml", "seed": 0, "run": "lm.s0.abc"}}
+    own = {"seed": 0, "model": "m", "init_from": {"config": "lm.yaml", "run": "lm.s0.abc"}}
+    own_again = {"seed": 4, "model": "m", "init_from": {"config": "lm.yaml", "run": "lm.s4.def"}}
+    # every seed from one pre-training and each seed from its own are different designs: different recipes
+    assert recipe_hash(shared) == recipe_hash(shared_again) != recipe_hash(own) == recipe_hash(own_again)
     assert recipe_hash(config) == recipe_hash(same) != recipe_hash(other)
 
 
