@@ -17,11 +17,12 @@ import duckdb
 from harness import dotted
 from harness.records import MAX_RECORD_BYTES
 
-STORE_VERSION = 7  # 3: runs.parents; 4: incremental ingest (rows taken from each record's JSON by DuckDB); 5: papers;
+STORE_VERSION = 8  # 3: runs.parents; 4: incremental ingest (rows taken from each record's JSON by DuckDB); 5: papers;
 
 # 6: verdicts' evidence (scale, analysis, interval, p-values, premises, plan, machines, tags) and claims' judging
 # fields;
 # 7: verdicts.evidence (the machine, commits and published set a verdict rests on; other machines judged apart)
+# 8: a claim its plan marks untestable is judged untestable (and a planned claim budget-scale) with no records
 MAX_OBJECT_BYTES = 2 * MAX_RECORD_BYTES  # the largest record line DuckDB's JSON reader is asked to take
 
 Key = tuple[str, str, str]  # (paper, dataset, split): what a claim's records are looked up by

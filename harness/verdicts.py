@@ -372,6 +372,8 @@ def judge(
     usable = [r for r in matching if r.status == "ok"]
     tier = _best_tier(usable, JUDGING_TIERS[claim.kind])
     entry = plan.entry(claim.id) if plan else None
+    if entry is not None:  # a claim the paper's budget plan designs for is a budget claim, run or not
+        verdict.scale = "budget"
     if tier is None and entry is not None and entry.untestable:  # judged untestable whether or not it was run
         verdict.tier, verdict.scale = "budget", "budget"
         _untestable(verdict, plan, entry, [])
