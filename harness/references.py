@@ -63,11 +63,26 @@ def _features(inputs: Any) -> list[Any]:
         inputs = inputs[key]
     if isinstance(inputs, list | tuple) and inputs and isinstance(inputs[0], str):
         return [Counter(text.lower().split()) for text in inputs]
+    if _ids_and_lengths(inputs):  # right-padded ids (B, T) and each row's length (B,): the RNN text batch
+        ids, lengths = inputs
+        return [Counter(int(t) for t in row[: int(n)]) for row, n in zip(ids, lengths, strict=True)]
     if isinstance(inputs, torch.Tensor) and not inputs.is_floating_point():
         return [Counter(int(t) for t in row if int(t) != 0) for row in inputs.reshape(len(inputs), -1)]
     if isinstance(inputs, torch.Tensor):
         return list(inputs.reshape(len(inputs), -1).float().numpy())
     raise HarnessError(f"inputs of type {type(inputs).__name__}: no linear reference")
+
+
+def _ids_and_lengths(inputs: Any) -> bool:
+    import torch
+
+    if not (isinstance(inputs, list | tuple) and len(inputs) == 2):
+        return False
+    ids, lengths = inputs
+    return (
+        isinstance(ids, torch.Tensor) and isinstance(lengths, torch.Tensor) and ids.dim() == 2 and lengths.dim() == 1
+        and not ids.is_floating_point() and not lengths.is_floating_point() and len(ids) == len(lengths)
+    )  # fmt: skip
 
 
 def collect(loader: Iterable[Any], where: str, features: bool) -> tuple[list[Any], np.ndarray]:

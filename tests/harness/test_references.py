@@ -37,6 +37,10 @@ def test_the_linear_reference_fits_dense_inputs_and_bags_of_tokens() -> None:
     assert pred.tolist() == [1, 0]
     ids, _ = collect([{"input_ids": torch.tensor([[5, 6, 0]]), "label": torch.tensor([1])}], "ids", True)
     assert ids == [Counter({5: 1, 6: 1})]  # padding (0) left out
+    # an RNN's ((ids, lengths), labels): each row's ids up to its length, whatever the padding id
+    padded = (torch.tensor([[7, 8, 8, 1], [9, 1, 1, 1]]), torch.tensor([3, 1]))
+    rows, _ = collect([(padded, torch.tensor([0, 1]))], "rnn", True)
+    assert rows == [Counter({7: 1, 8: 2}), Counter({9: 1})]
 
 
 def test_data_without_labels_in_its_batches_is_an_error_naming_the_module() -> None:
