@@ -161,16 +161,29 @@ def _paper_folder(paper: str) -> Path | None:
         return None  # an unregistered paper (records made by hand): the harness's code only
 
 
+def _untracked(top: str) -> str:
+    """Files git neither tracks nor ignores (a new config not yet committed), by name and content: a run made with
+    them is not the commit's, so they make the checkout dirty."""
+    listing = _git("-C", top, "ls-files", "--others", "--exclude-standard", "-z") or ""
+    lines = []
+    for name in sorted(filter(None, listing.split("\0"))):
+        path = Path(top) / name
+        if path.is_file():
+            lines.append(f"untracked {name} {hashlib.sha256(path.read_bytes()).hexdigest()}\n")
+    return "".join(lines)
+
+
 @cache
 def package_version(folder: Path) -> dict[str, Any]:
     """The code identity of a package folder: the git checkout that tracks it (its HEAD, plus a hash of uncommitted
-    changes to tracked files), or, outside git or in an ignored folder (an installed package), a hash of its files."""
+    changes to tracked files and of untracked, unignored ones), or, outside git or in an ignored folder (an installed package), a hash of its files."""
     top = (_git("-C", str(folder), "rev-parse", "--show-toplevel") or "").strip()
     if top and _git("-C", top, "check-ignore", "-q", str(folder)) is None:
         sha = (_git("-C", top, "rev-parse", "HEAD") or "").strip()
         if sha:
             # params.yaml (DVC's knobs, recorded in each run's config) and dvc.lock (DVC's bookkeeping) are not code
             diff = _git("-C", top, "diff", "HEAD", "--", ".", ":(exclude)params.yaml", ":(exclude)dvc.lock") or ""
+            diff += _untracked(top)
             dirty = "+" + hashlib.sha256(diff.encode()).hexdigest()[:12] if diff else ""
             return {"git_sha": sha, "git_dirty": bool(diff), "code_hash": sha + dirty}
     names = sorted(

@@ -153,3 +153,33 @@ def test_provenance_is_the_harness_and_papers_own_code_not_the_current_directory
         registry.reproductions.cache_clear()
         records.code_version.cache_clear()
         records.package_version.cache_clear()
+
+
+def test_an_untracked_file_makes_the_checkout_dirty(tmp_path: Path) -> None:
+    """A run made with a config not yet committed is not the commit's run: an untracked (and unignored) file makes
+    ``git_dirty`` true and changes the code hash with its content; an ignored one does not."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "a.py").write_text("x = 1\n")
+    (repo / ".gitignore").write_text("ignored.yaml\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+
+    def version() -> dict:
+        records.package_version.cache_clear()
+        return records.package_version(repo / "pkg")
+
+    clean = version()
+    assert clean["git_dirty"] is False and clean["code_hash"] == clean["git_sha"]
+    (repo / "ignored.yaml").write_text("lr: 1\n")
+    assert version() == clean
+    (repo / "pkg" / "new.yaml").write_text("lr: 1\n")
+    first = version()
+    assert first["git_dirty"] is True and first["code_hash"] != clean["code_hash"]
+    (repo / "pkg" / "new.yaml").write_text("lr: 2\n")
+    assert version()["code_hash"] != first["code_hash"]
+    records.package_version.cache_clear()
