@@ -176,7 +176,8 @@ def _untracked(top: str) -> str:
 @cache
 def package_version(folder: Path) -> dict[str, Any]:
     """The code identity of a package folder: the git checkout that tracks it (its HEAD, plus a hash of uncommitted
-    changes to tracked files and of untracked, unignored ones), or, outside git or in an ignored folder (an installed package), a hash of its files."""
+    changes to tracked files and of untracked, unignored ones), or, outside git or in an ignored folder (an installed
+    package), a hash of its files."""
     top = (_git("-C", str(folder), "rev-parse", "--show-toplevel") or "").strip()
     if top and _git("-C", top, "check-ignore", "-q", str(folder)) is None:
         sha = (_git("-C", top, "rev-parse", "HEAD") or "").strip()
