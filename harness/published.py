@@ -23,6 +23,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -175,11 +176,22 @@ def check_set(record_set: RecordSet) -> dict[str, tuple[RunRecord, dict[str, byt
     return checked
 
 
+def _roots(results_dir: Path) -> tuple[str, str]:
+    """Where a set may write: ``results/``, and the working folder's ``data/`` (a record whose references are a
+    dataset folder the harness built, e.g. a Debian corpus, names it there). Lexical paths: a symlinked data/
+    folder stays the user's."""
+    return os.path.normpath(results_dir), os.path.normpath(results_dir.parent / "data")
+
+
+def _inside(path: str, roots: Sequence[str]) -> bool:
+    return any(path == root or path.startswith(root + os.sep) for root in roots)
+
+
 def _safe_target(results_dir: Path, target: str, where: Path) -> Path:
-    """``results_dir / target`` for a manifest path that stays inside ``results_dir``."""
-    path = (results_dir / target).resolve()
-    if Path(target).is_absolute() or not path.is_relative_to(results_dir.resolve()):
-        raise HarnessError(f"{where}: the file {target!r} would be written outside {results_dir}")
+    """``results_dir / target`` for a manifest path that stays inside ``results_dir`` (or the working ``data/``)."""
+    path = os.path.normpath(results_dir / target)
+    if Path(target).is_absolute() or not _inside(path, _roots(results_dir)):
+        raise HarnessError(f"{where}: the file {target!r} would be written outside {results_dir} and data/")
     return results_dir / target
 
 
@@ -251,17 +263,34 @@ def origins(repros: Iterable[Any]) -> dict[str, str]:
 
 def _cited_files(record: RunRecord, results_dir: Path) -> dict[str, Path]:
     """The files a record's artifacts name, as paths relative to ``results_dir`` -> where they are now. A name is
-    relative to ``results_dir`` (``artifacts/...``) or to the working folder (``results/lightning/...``)."""
+    relative to ``results_dir`` (``artifacts/...``) or to the working folder (``results/lightning/...``); a kept
+    artifact that is a folder (references that are a dataset's files) gives every file in it. Kept files are never
+    left out; other files larger than MAX_BLOB_BYTES (and weights) are."""
     cited: dict[str, Path] = {}
-    for value in record.artifacts.values():
+    roots = _roots(results_dir)
+    for key, value in record.artifacts.items():
         if not isinstance(value, str) or value.endswith(SKIPPED_SUFFIXES):
             continue
         for path in (results_dir / value, Path(value)):
-            if path.is_file() and path.resolve().is_relative_to(results_dir.resolve()):
-                if path.stat().st_size <= MAX_BLOB_BYTES:
-                    cited[str(path.resolve().relative_to(results_dir.resolve()))] = path
-                break
+            where = os.path.normpath(path.absolute())
+            if not path.exists() or not _inside(where, roots):
+                continue
+            found = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() and key in KEPT else [path]
+            for file in found:
+                if file.is_file() and (key in KEPT or file.stat().st_size <= MAX_BLOB_BYTES):
+                    cited[os.path.relpath(os.path.normpath(file.absolute()), roots[0])] = file
+            break
     return cited
+
+
+def _kept_missing(record: RunRecord, results_dir: Path, cited: dict[str, Path]) -> str | None:
+    """The first kept artifact (predictions, references) the set would lack."""
+    for key, value in record.artifacts.items():
+        if key in KEPT:
+            path = os.path.relpath(os.path.normpath((results_dir / value).absolute()), _roots(results_dir)[0])
+            if not any(name == path or name.startswith(path + os.sep) for name in cited):
+                return value
+    return None
 
 
 def publish(
@@ -277,6 +306,8 @@ def publish(
     wanted = list(dict.fromkeys(run_ids))
     results_dir = runs_dir.parent
     plan_tags = _plan_tags(repro)
+    records: dict[Path, bytes] = {}  # everything is checked before anything is written: a refused set stays as it was
+    blobs: dict[Path, bytes] = {}
     while wanted:
         run_id = wanted.pop(0)
         if run_id in entries:
@@ -288,19 +319,18 @@ def publish(
         if record.paper != repro.id:
             raise HarnessError(f"{source}: run of paper {record.paper!r}, not {repro.id!r}")
         data = source.read_bytes()
-        target = folder / "runs" / source.name
-        if not target.exists():
-            atomic_write_bytes(target, data)
-        missing = [v for k, v in record.artifacts.items() if k in KEPT and not (results_dir / v).is_file()]
+        cited = _cited_files(record, results_dir)
+        missing = _kept_missing(record, results_dir, cited)
         if missing:
-            raise HarnessError(f"{source}: its kept {missing[0]!r} is not under {results_dir}: the set would lack it")
+            raise HarnessError(
+                f"{source}: its kept {missing!r} is not under {results_dir} or data/: the set would lack it"
+            )
+        records.setdefault(folder / "runs" / source.name, data)
         files = {}
-        for relative, path in _cited_files(record, results_dir).items():
+        for relative, path in cited.items():
             content = path.read_bytes()
             digest = _sha256(content)
-            blob = _blob_path(folder, digest)
-            if not blob.exists():
-                atomic_write_bytes(blob, _gzip(content))
+            blobs.setdefault(_blob_path(folder, digest), content)
             files[relative] = digest
         entries[run_id] = {
             "run_id": run_id, "sha256": _sha256(data), "model": record.model, "tier": record.tier,
@@ -309,6 +339,9 @@ def publish(
             "tag": plan_tags.get(run_id), "files": dict(sorted(files.items())),
         }  # fmt: skip
         wanted += [parent for parent in record.parents if parent not in entries]
+    for path, content in [*records.items(), *((blob, _gzip(content)) for blob, content in blobs.items())]:
+        if not path.exists():
+            atomic_write_bytes(path, content)
     manifest = {
         "schema": SCHEMA, "paper": repro.id, "name": name,
         "description": description or (old.manifest.get("description") if old else None),

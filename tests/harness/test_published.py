@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from harness.errors import HarnessError
-from harness.published import MANIFEST, install, install_all, origins, paper_sets, publish, read_set
+from harness.published import MANIFEST, install, install_all, origins, paper_sets, publish, read_set, set_digest
 from harness.records import write_record
 from harness.store import ingest, query
 from tests.conftest import make_record
@@ -158,6 +158,53 @@ def test_a_run_whose_kept_predictions_are_gone_is_not_published(tmp_path: Path, 
     (tmp_path / "results" / "artifacts" / run_id / "e0" / "predictions.csv").unlink()
     with pytest.raises(HarnessError, match="its kept 'artifacts/.*predictions.csv' is not under"):
         publish(repro(tmp_path), [run_id], "budget", runs_dir=tmp_path / "results" / "runs")
+
+
+def test_a_refused_publish_writes_nothing(tmp_path: Path, monkeypatch) -> None:
+    """The first run is fine, the second lacks its predictions: the set is not made at all (not half made)."""
+    monkeypatch.chdir(tmp_path)
+    good, bad = a_run(tmp_path / "results", 0), a_run(tmp_path / "results", 1)
+    (tmp_path / "results" / "artifacts" / bad / "e0" / "predictions.csv").unlink()
+    paper = repro(tmp_path)
+    with pytest.raises(HarnessError, match="its kept"):
+        publish(paper, [good, bad], "budget", runs_dir=tmp_path / "results" / "runs")
+    assert not (paper.root / "records").exists()
+
+
+def test_references_that_are_a_dataset_folder_ship_and_install_into_data(tmp_path: Path, monkeypatch) -> None:
+    """A text run's references are the dataset folder the harness built under data/ (outside results/): the set
+    carries every file of it, and a fresh clone gets them back at the same place, so its per-example evidence and
+    rescore read what the run was scored against."""
+    from harness.records import references_sha256
+
+    monkeypatch.chdir(tmp_path)
+    results = tmp_path / "results"
+    run_id = a_run(results, 0)
+    corpus = tmp_path / "data" / "budget" / "corpus"
+    corpus.mkdir(parents=True)
+    (corpus / "test.csv").write_text(REFERENCES)
+    (corpus / "classes.txt").write_text("a\nb\n")
+    record_file = results / "runs" / f"{run_id}.json"
+    doc = json.loads(record_file.read_text())
+    doc["artifacts"]["references"] = "../data/budget/corpus"
+    doc["artifacts"]["references_sha256"] = references_sha256(corpus)
+    record_file.write_text(json.dumps(doc))
+    paper = repro(tmp_path)
+    (record_set,) = [publish(paper, [run_id], "budget", runs_dir=results / "runs")]
+    assert sorted(record_set.manifest["runs"][0]["files"]) == [
+        "../data/budget/corpus/classes.txt", "../data/budget/corpus/test.csv",
+        f"artifacts/{run_id}/e0/predictions.csv", f"lightning/{run_id}/metrics.csv",
+    ]  # fmt: skip
+    clone = tmp_path / "clone"
+    install(read_set(record_set.path), runs_dir=clone / "results" / "runs")
+    assert references_sha256(clone / "data" / "budget" / "corpus") == doc["artifacts"]["references_sha256"]
+    manifest = json.loads((record_set.path / MANIFEST).read_text())
+    manifest["runs"][0]["files"]["../../escape.txt"] = manifest["runs"][0]["files"]["../data/budget/corpus/test.csv"]
+    manifest["set_sha256"] = set_digest(manifest)  # a consistent set that would write outside results/ and data/
+    (record_set.path / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(HarnessError, match="would be written outside"):
+        install(read_set(record_set.path), runs_dir=tmp_path / "other" / "results" / "runs")
+    assert not (tmp_path / "other").exists() and not (tmp_path / "escape.txt").exists()
 
 
 def test_a_papers_stage_installs_its_sets_and_names_a_refused_one(made, tmp_path: Path, monkeypatch, capsys) -> None:

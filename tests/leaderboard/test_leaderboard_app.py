@@ -60,13 +60,17 @@ def test_overview_page(leaderboard_db: Path, monkeypatch: pytest.MonkeyPatch) ->
     at = app_over(leaderboard_db, monkeypatch)
     assert at.title[0].value == "Does each paper's number hold?"
     assert [h.value for h in at.header] == ["The paper's numbers", "Direction at budget scale", "Architecture claims"]
-    accuracy, architecture = (frame.value.set_index("paper").loc[TOY] for frame in at.dataframe[:2])
+    frames = [frame.value.set_index("paper") for frame in at.dataframe]
+    # the middle frame: the registered papers whose plans mark budget claims untestable, shown with no runs
+    accuracy, budget, architecture = frames[0].loc[TOY], frames[1], frames[-1].loc[TOY]
+    assert TOY not in budget.index and len(frames) == 3
+    assert budget.loc["elmo", "untestable"] == 3 and budget.loc["sgd-width", "untestable"] == 7
     statuses = ["claims", "reproduced", "not-reproduced", "inconclusive", "not-run"]
     assert accuracy[statuses].tolist() == [3, 2, 0, 1, 0] and architecture[statuses].tolist() == [2, 1, 1, 0, 0]
     assert accuracy["title"] == "A Toy Paper About Digits" and accuracy["claims_page"] == "paper?paper=toy-paper"
     assert (accuracy["best_tier"], accuracy["runs"], architecture["runs"]) == ("full", 7, 1)
-    assert [frame.proto.placeholder for frame in at.dataframe] == ["", ""]  # an empty cell is blank, not "None"
-    assert len(charts(at)) == 2
+    assert [frame.proto.placeholder for frame in at.dataframe] == ["", "", ""]  # an empty cell is blank, not "None"
+    assert len(charts(at)) == 3
     at.multiselect(key="filter-status").select("not-reproduced").run()
     assert "No claims about the paper's numbers match the filters." in [i.value for i in at.info]
     filtered = at.dataframe[0].value
