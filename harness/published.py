@@ -180,7 +180,7 @@ def _roots(results_dir: Path) -> tuple[str, str]:
     """Where a set may write: ``results/``, and the working folder's ``data/`` (a record whose references are a
     dataset folder the harness built, e.g. a Debian corpus, names it there). Lexical paths: a symlinked data/
     folder stays the user's."""
-    return os.path.normpath(results_dir), os.path.normpath(results_dir.parent / "data")
+    return os.path.normpath(results_dir.absolute()), os.path.normpath(results_dir.absolute().parent / "data")
 
 
 def _inside(path: str, roots: Sequence[str]) -> bool:
@@ -189,7 +189,7 @@ def _inside(path: str, roots: Sequence[str]) -> bool:
 
 def _safe_target(results_dir: Path, target: str, where: Path) -> Path:
     """``results_dir / target`` for a manifest path that stays inside ``results_dir`` (or the working ``data/``)."""
-    path = os.path.normpath(results_dir / target)
+    path = os.path.normpath((results_dir / target).absolute())
     if Path(target).is_absolute() or not _inside(path, _roots(results_dir)):
         raise HarnessError(f"{where}: the file {target!r} would be written outside {results_dir} and data/")
     return results_dir / target

@@ -190,7 +190,7 @@ def test_references_that_are_a_dataset_folder_ship_and_install_into_data(tmp_pat
     doc["artifacts"]["references_sha256"] = references_sha256(corpus)
     record_file.write_text(json.dumps(doc))
     paper = repro(tmp_path)
-    (record_set,) = [publish(paper, [run_id], "budget", runs_dir=results / "runs")]
+    (record_set,) = [publish(paper, [run_id], "budget", runs_dir=Path("results") / "runs")]  # as the CLI names it
     assert sorted(record_set.manifest["runs"][0]["files"]) == [
         "../data/budget/corpus/classes.txt", "../data/budget/corpus/test.csv",
         f"artifacts/{run_id}/e0/predictions.csv", f"lightning/{run_id}/metrics.csv",
