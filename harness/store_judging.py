@@ -65,6 +65,7 @@ def judge_claims(
     for (sources, dataset, split), positions in groups.items():
         where = f"paper IN ({', '.join('?' * len(sources))}) AND dataset = ? AND split = ?"
         records = stored_records(con, where, [*sources, dataset, split])
+        records += _premise_records(con, [claims[i] for i in positions], plans, sources, dataset, split)
         by_id = {record.run_id: record for record in records}
         for i in positions:
             verdict = judge(claims[i], records, plans.get(claims[i].paper), results_dir, origins)
@@ -77,6 +78,29 @@ def judge_claims(
     verdicts = [{"position": i, **verdict.row()} for i, verdict in sorted(verdicts, key=lambda item: item[0])]
     _replace(con, "verdicts", [(claims[i].paper, claims[i].id) for i in chosen], verdicts, tmp)
     _replace(con, "trend_points", [(claims[i].paper, claims[i].id) for i in chosen], points, tmp)
+
+
+def _premise_records(
+    con: duckdb.DuckDBPyConnection, claims: Sequence[Claim], plans: dict[str, Any], sources: tuple[str, ...],
+    dataset: str, split: str,
+) -> list[Any]:  # fmt: skip
+    """The records of the models and references the claims' plan premises name on other data (a fine-tuning
+    claim's premise on its pre-training: the LM's perplexity against unigram's, on the LM's corpus)."""
+    models = sorted({
+        name
+        for claim in claims
+        if (entry := plans[claim.paper].entry(claim.id) if claim.paper in plans else None) is not None
+        for premise in entry.premises
+        for name in (premise.model, premise.reference)
+        if name
+    })  # fmt: skip
+    if not models:
+        return []
+    where = (
+        f"paper IN ({', '.join('?' * len(sources))}) AND model IN ({', '.join('?' * len(models))}) "
+        "AND NOT (dataset = ? AND split = ?)"
+    )
+    return stored_records(con, where, [*sources, *models, dataset, split])
 
 
 def _plans(papers: set[str]) -> dict[str, Any]:

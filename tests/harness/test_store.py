@@ -320,3 +320,44 @@ def test_a_seed_or_record_the_store_cannot_hold_fails_validation(paths, tmp_path
     (runs / "x.seed.json").write_text((elsewhere / "seed.json").read_text())  # put there by hand: named, skipped
     result = store.ingest(runs_dir=runs, db_path=db)
     assert result.total == 1 and result.errors[0].startswith(f"{runs / 'x.seed.json'}: field 'seed'")
+
+
+def test_a_premise_on_another_datasets_records_is_checked_in_the_store(
+    toy_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fine-tuning claim's plan premise about its pre-training (the LM's perplexity against a unigram's, on the
+    LM's corpus): ingest reads those records too, though the claim's own are on another dataset."""
+    from harness.plans import recipe_hash
+
+    folder = toy_copy(tmp_path, toy_site, monkeypatch)
+    db, runs = tmp_path / "harness.duckdb", tmp_path / "runs"
+    arms = [
+        make_record(model=model, seed=seed, tier="budget", metrics={"accuracy": value}, config={"model": model},
+                    started_at="2026-01-02T00:00:00Z")
+        for model, values in (("toy-mlp", [90.0, 90.4, 89.8]), ("toy-mlp-wide", [93.0, 93.5, 92.8]))
+        for seed, value in enumerate(values)
+    ]  # fmt: skip
+    upstream = [
+        make_record(model="toy-lm", seed=0, tier="budget", dataset="toy-text", metrics={"perplexity": 100.0}),
+        make_record(
+            model="reference-unigram", seed=0, tier="budget", dataset="toy-text", metrics={"perplexity": 300.0}
+        ),
+    ]
+    for record in arms + upstream:
+        write_record(record, runs)
+    recipes = {f"r{i}": h for i, h in enumerate(sorted({recipe_hash(r.config) for r in arms}))}
+    (folder / "plan.yaml").write_text(
+        "paper: toy-paper\nfixed_at: 2026-01-01T00:00:00Z\nclaims:\n  - claim: wide-beats-narrow\n"
+        f"    recipes: {json.dumps(recipes)}\n    seeds: [0, 1, 2]\n    smallest_effect: 1.0\n"
+        "    stopping: all seeds\n    premises:\n"
+        "      - {id: lm-beats-unigram, check: beats, model: toy-lm, reference: reference-unigram,\n"
+        "         metric: perplexity, higher_is_better: false, factor: 2}\n"
+    )
+    try:
+        assert store.ingest(runs_dir=runs, db_path=db).errors == []
+        (row,) = [r for r in reported("toy-paper", db_path=db) if r["claim_id"] == "wide-beats-narrow"]
+        (premise,) = table(db, "SELECT premises FROM verdicts WHERE claim_id = 'wide-beats-narrow'")[0]
+        assert json.loads(premise)[0]["passed"] is True and "3x" in json.loads(premise)[0]["detail"]
+        assert row["status"] == "reproduced"
+    finally:
+        registry.reproductions.cache_clear()
