@@ -247,8 +247,11 @@ def on_plan(plan: Plan, entry: PlannedClaim, record: RunRecord) -> str | None:
 
 
 def check_premise(premise: Premise, claim: Claim, records: Sequence[RunRecord], judged: list[RunRecord]) -> dict:
-    """One premise checked from the records: ``{id, check, passed, detail}``."""
+    """One premise checked from the records: ``{id, check, passed, detail}``; only records of the judged records'
+    tier count (a smoke run of the same model is no evidence about the budget regime)."""
     result = {"id": premise.id, "check": premise.check}
+    tiers = {r.tier for r in judged}
+    records = [r for r in records if not tiers or r.tier in tiers]
     if premise.check == "equal":
         values = {record_value(r, premise.metric) for r in judged}
         passed = len(values) == 1 and None not in values

@@ -98,7 +98,7 @@ def _premise_records(
         return []
     where = (
         f"paper IN ({', '.join('?' * len(sources))}) AND model IN ({', '.join('?' * len(models))}) "
-        "AND NOT (dataset = ? AND split = ?)"
+        "AND tier = 'budget' AND NOT (dataset = ? AND split = ?)"
     )
     return stored_records(con, where, [*sources, *models, dataset, split])
 
