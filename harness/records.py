@@ -161,10 +161,12 @@ def _paper_folder(paper: str) -> Path | None:
         return None  # an unregistered paper (records made by hand): the harness's code only
 
 
-def _untracked(top: str) -> str:
-    """Files git neither tracks nor ignores (a new config not yet committed), by name and content: a run made with
-    them is not the commit's, so they make the checkout dirty."""
-    listing = _git("-C", top, "ls-files", "--others", "--exclude-standard", "-z") or ""
+def _untracked(top: str, folder: Path) -> str:
+    """Files in the package's folder that git neither tracks nor ignores (a new config not yet committed), by name
+    and content: a run made with them is not the commit's, so they make the checkout dirty. Only the package's own
+    folder counts (a stray file elsewhere in the checkout, or DVC's dvc.lock, is not its code)."""
+    where = os.path.relpath(folder.resolve(), Path(top).resolve())
+    listing = _git("-C", top, "ls-files", "--others", "--exclude-standard", "-z", "--", where) or ""
     lines = []
     for name in sorted(filter(None, listing.split("\0"))):
         path = Path(top) / name
@@ -184,7 +186,7 @@ def package_version(folder: Path) -> dict[str, Any]:
         if sha:
             # params.yaml (DVC's knobs, recorded in each run's config) and dvc.lock (DVC's bookkeeping) are not code
             diff = _git("-C", top, "diff", "HEAD", "--", ".", ":(exclude)params.yaml", ":(exclude)dvc.lock") or ""
-            diff += _untracked(top)
+            diff += _untracked(top, folder)
             dirty = "+" + hashlib.sha256(diff.encode()).hexdigest()[:12] if diff else ""
             return {"git_sha": sha, "git_dirty": bool(diff), "code_hash": sha + dirty}
     names = sorted(

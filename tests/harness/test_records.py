@@ -156,8 +156,9 @@ def test_provenance_is_the_harness_and_papers_own_code_not_the_current_directory
 
 
 def test_an_untracked_file_makes_the_checkout_dirty(tmp_path: Path) -> None:
-    """A run made with a config not yet committed is not the commit's run: an untracked (and unignored) file makes
-    ``git_dirty`` true and changes the code hash with its content; an ignored one does not."""
+    """A run made with a config not yet committed is not the commit's run: an untracked (and unignored) file in the
+    package's folder makes ``git_dirty`` true and changes the code hash with its content; an ignored one, or one
+    outside the folder (DVC's dvc.lock), does not."""
     import subprocess
 
     repo = tmp_path / "repo"
@@ -176,6 +177,7 @@ def test_an_untracked_file_makes_the_checkout_dirty(tmp_path: Path) -> None:
     clean = version()
     assert clean["git_dirty"] is False and clean["code_hash"] == clean["git_sha"]
     (repo / "ignored.yaml").write_text("lr: 1\n")
+    (repo / "dvc.lock").write_text("stages: {}\n")  # outside the package's folder: not its code
     assert version() == clean
     (repo / "pkg" / "new.yaml").write_text("lr: 1\n")
     first = version()

@@ -84,7 +84,9 @@ def test_the_leaderboard_in_chromium(served: str, fresh_db: Path, toy: Path) -> 
 
         page.goto(served + "/", wait_until="networkidle")
         page.get_by_role("heading", name="Does each paper's number hold?").wait_for(timeout=60_000)
-        accuracy, architecture = grid_text(page, 0), grid_text(page, 1)
+        # the middle grid: the budget claims, here the registered papers' claims their plans mark untestable
+        accuracy, budget, architecture = grid_text(page, 0), grid_text(page, 1), grid_text(page, 2)
+        assert "paper?paper=elmo" in budget and "paper?paper=toy-paper" not in budget, budget
         title, link = "A Toy Paper About Digits", "paper?paper=toy-paper | https://arxiv.org/abs/2001.00001v2"
         assert f"toy-paper | {title} | {link} | 3 | 2 | 0 | 1 | 0 | full | 7" in accuracy, accuracy
         # claims, reproduced, not reproduced, deviation, derived, not run (the grid mirrors the columns in view)
