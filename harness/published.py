@@ -187,6 +187,11 @@ def _inside(path: str, roots: Sequence[str]) -> bool:
     return any(path == root or path.startswith(root + os.sep) for root in roots)
 
 
+def _relative(path: Path, results_dir: Path) -> str:
+    """``path`` as a manifest names it: relative to ``results_dir`` (``../data/...`` for a dataset's file)."""
+    return os.path.relpath(os.path.normpath(path.absolute()), _roots(results_dir)[0])
+
+
 def _safe_target(results_dir: Path, target: str, where: Path) -> Path:
     """``results_dir / target`` for a manifest path that stays inside ``results_dir`` (or the working ``data/``)."""
     path = os.path.normpath((results_dir / target).absolute())
@@ -278,7 +283,7 @@ def _cited_files(record: RunRecord, results_dir: Path) -> dict[str, Path]:
             found = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() and key in KEPT else [path]
             for file in found:
                 if file.is_file() and (key in KEPT or file.stat().st_size <= MAX_BLOB_BYTES):
-                    cited[os.path.relpath(os.path.normpath(file.absolute()), roots[0])] = file
+                    cited[_relative(file, results_dir)] = file
             break
     return cited
 
@@ -287,7 +292,7 @@ def _kept_missing(record: RunRecord, results_dir: Path, cited: dict[str, Path]) 
     """The first kept artifact (predictions, references) the set would lack."""
     for key, value in record.artifacts.items():
         if key in KEPT:
-            path = os.path.relpath(os.path.normpath((results_dir / value).absolute()), _roots(results_dir)[0])
+            path = _relative(results_dir / value, results_dir)
             if not any(name == path or name.startswith(path + os.sep) for name in cited):
                 return value
     return None

@@ -375,7 +375,7 @@ def judge(
     if entry is not None:  # a claim the paper's budget plan designs for is a budget claim, run or not
         verdict.scale = "budget"
     if tier is None and entry is not None and entry.untestable:  # judged untestable whether or not it was run
-        verdict.tier, verdict.scale = "budget", "budget"
+        verdict.tier = "budget"
         _untestable(verdict, plan, entry, [])
         return verdict
     if tier is None:
@@ -388,7 +388,7 @@ def judge(
     origins = origins or {}
     source = lambda r: (machine_key(r.provenance.hardware), origins.get(r.run_id, "local"))  # noqa: E731
     groups = _by_source(ours + base, source)
-    primary = _primary(groups, plan.entry(claim.id) if plan and tier == "budget" else None)
+    primary = _primary(groups, entry if tier == "budget" else None)
     on = lambda rs, key: [r for r in rs if source(r) == key]  # noqa: E731
     judged = _judge_tier(verdict, claim, on(ours, primary), on(base, primary), records, plan, tier, results_dir)
     if failed:
